@@ -1,0 +1,29 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '*.js', '*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'no-restricted-imports': 'off',
+    },
+  },
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@azure/*', 'durable-functions', 'applicationinsights'], message: 'The domain imports nothing from Azure.' },
+            { group: ['node:fs', 'fs', 'node:net', 'net', 'node:http', 'http', 'node:https', 'https', 'node:child_process', 'child_process', 'node:dns', 'dns', '../services/*', '../adapters/*', '../functions/*', '../local/*'], message: 'The domain does no I/O and depends on nothing outside domain.' },
+          ],
+        },
+      ],
+    },
+  },
+);

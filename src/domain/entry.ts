@@ -1,0 +1,244 @@
+/** Ledger messages and their entries (CONTRACTS 1.1, 1.2): types and validation from unknown input. */
+
+export const ENTRY_TYPES = ['OrderCreated', 'TransactionAdded', 'TransactionAmended', 'OrderDeleted'] as const;
+export type EntryType = (typeof ENTRY_TYPES)[number];
+
+export const MAX_ID_LENGTH = 100;
+
+export interface OrderCreatedData {
+  customerId: string;
+  currency: string;
+}
+export interface TransactionAddedData {
+  sku: string;
+  quantity: number;
+  unitPrice: number;
+}
+export interface TransactionAmendedData {
+  targetTransactionId: string;
+  quantity?: number;
+  unitPrice?: number;
+}
+export interface OrderDeletedData {
+  reason?: string;
+}
+
+interface EntryBase {
+  transactionId: string;
+  orderId: string;
+  sequence: number;
+  /** The end-of-sequence flag; present only when true, so that absent and `false` digest alike. */
+  final?: true;
+}
+
+export type Entry = EntryBase &
+  (
+    | { type: 'OrderCreated'; data: OrderCreatedData }
+    | { type: 'TransactionAdded'; data: TransactionAddedData }
+    | { type: 'TransactionAmended'; data: TransactionAmendedData }
+    | { type: 'OrderDeleted'; data: OrderDeletedData }
+  );
+
+export type Validation<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+
+/** One human sentence naming every field that broke a rule, e.g. `entries[3].data.quantity must be ...`. */
+export function describeProblems(problems: readonly string[]): string {
+  return problems.join('; ');
+}
+
+type Problems = string[];
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function shown(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function field(path: string, name: string): string {
+  return path ? `${path}.${name}` : name;
+}
+
+function nonEmptyString(value: unknown, name: string, problems: Problems, maxLength?: number): string | undefined {
+  if (typeof value !== 'string' || value.length === 0) {
+    problems.push(`${name} must be a non-empty string, got ${shown(value)}`);
+    return undefined;
+  }
+  if (maxLength !== undefined && value.length > maxLength) {
+    problems.push(`${name} must be at most ${maxLength} characters, got ${value.length}`);
+    return undefined;
+  }
+  return value;
+}
+
+function integerAtLeast(value: unknown, min: number, name: string, problems: Problems): number | undefined {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    problems.push(`${name} must be an integer >= ${min}, got ${shown(value)}`);
+    return undefined;
+  }
+  return value;
+}
+
+const FORBIDDEN_ORDER_ID_CHARACTERS = /[/\\?#]/;
+
+function orderIdOf(value: unknown, name: string, problems: Problems): string | undefined {
+  const orderId = nonEmptyString(value, name, problems, MAX_ID_LENGTH);
+  if (orderId !== undefined && FORBIDDEN_ORDER_ID_CHARACTERS.test(orderId)) {
+    problems.push(`${name} must not contain / \\ ? or #, got ${shown(orderId)}`);
+    return undefined;
+  }
+  return orderId;
+}
+
+function dataOf(entry: Json, type: EntryType, path: string, problems: Problems): Entry['data'] | undefined {
+  const name = field(path, 'data');
+  const raw = entry.data;
+  if (type === 'OrderDeleted' && raw === undefined) return {};
+  if (!isObject(raw)) {
+    problems.push(`${name} must be an object, got ${shown(raw)}`);
+    return undefined;
+  }
+  const before = problems.length;
+  switch (type) {
+    case 'OrderCreated': {
+      const customerId = nonEmptyString(raw.customerId, `${name}.customerId`, problems);
+      const currency = raw.currency;
+      if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) {
+        problems.push(`${name}.currency must be three capital letters, got ${shown(currency)}`);
+      }
+      return problems.length === before ? { customerId: customerId!, currency: currency as string } : undefined;
+    }
+    case 'TransactionAdded': {
+      const sku = nonEmptyString(raw.sku, `${name}.sku`, problems);
+      const quantity = integerAtLeast(raw.quantity, 1, `${name}.quantity`, problems);
+      const unitPrice = integerAtLeast(raw.unitPrice, 0, `${name}.unitPrice`, problems);
+      return problems.length === before ? { sku: sku!, quantity: quantity!, unitPrice: unitPrice! } : undefined;
+    }
+    case 'TransactionAmended': {
+      const targetTransactionId = nonEmptyString(
+        raw.targetTransactionId,
+        `${name}.targetTransactionId`,
+        problems,
+        MAX_ID_LENGTH,
+      );
+      const amended: TransactionAmendedData = { targetTransactionId: targetTransactionId ?? '' };
+      if (raw.quantity === undefined && raw.unitPrice === undefined) {
+        problems.push(`${name} must amend at least one of quantity, unitPrice`);
+      }
+      if (raw.quantity !== undefined) {
+        const quantity = integerAtLeast(raw.quantity, 1, `${name}.quantity`, problems);
+        if (quantity !== undefined) amended.quantity = quantity;
+      }
+      if (raw.unitPrice !== undefined) {
+        const unitPrice = integerAtLeast(raw.unitPrice, 0, `${name}.unitPrice`, problems);
+        if (unitPrice !== undefined) amended.unitPrice = unitPrice;
+      }
+      return problems.length === before ? amended : undefined;
+    }
+    case 'OrderDeleted': {
+      if (raw.reason !== undefined && typeof raw.reason !== 'string') {
+        problems.push(`${name}.reason must be a string when present, got ${shown(raw.reason)}`);
+        return undefined;
+      }
+      return raw.reason === undefined ? {} : { reason: raw.reason };
+    }
+  }
+}
+
+/**
+ * Validates one entry from unknown input. `path` prefixes field names in the problems
+ * (`entries[3]` inside a batch, empty for an entry on its own). Unknown fields are ignored and
+ * do not reach the normalised entry, so they do not change its digest either.
+ */
+export function validateEntry(input: unknown, path = ''): Validation<Entry> {
+  if (!isObject(input)) {
+    return { ok: false, problems: [`${path || 'entry'} must be a JSON object, got ${shown(input)}`] };
+  }
+  const problems: Problems = [];
+  const transactionId = nonEmptyString(
+    input.transactionId,
+    field(path, 'transactionId'),
+    problems,
+    MAX_ID_LENGTH,
+  );
+  const orderId = orderIdOf(input.orderId, field(path, 'orderId'), problems);
+  const sequence = integerAtLeast(input.sequence, 1, field(path, 'sequence'), problems);
+  if (input.final !== undefined && typeof input.final !== 'boolean') {
+    problems.push(`${field(path, 'final')} must be a boolean when present, got ${shown(input.final)}`);
+  }
+  const type = input.type;
+  let data: Entry['data'] | undefined;
+  if (typeof type !== 'string' || !(ENTRY_TYPES as readonly string[]).includes(type)) {
+    problems.push(`${field(path, 'type')} must be one of ${ENTRY_TYPES.join(', ')}, got ${shown(type)}`);
+  } else {
+    data = dataOf(input, type as EntryType, path, problems);
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  const entry = {
+    transactionId: transactionId!,
+    orderId: orderId!,
+    sequence: sequence!,
+    type: type as EntryType,
+    ...(input.final === true ? { final: true as const } : {}),
+    data: data!,
+  } as Entry;
+  return { ok: true, value: entry };
+}
+
+export interface LedgerBatch {
+  batchId: string;
+  /** One result per entry, in batch order: the normalised entry, or the problems that park it. */
+  entries: Array<{ index: number; result: Validation<Entry>; raw: unknown }>;
+}
+
+/**
+ * Parses a ledger message body. The body may arrive as text, bytes or already-parsed JSON, as the
+ * Functions host hands it over. Only a body that is not an object with an `entries` array fails
+ * whole; each broken entry is reported on its own so the others can go on.
+ */
+export function parseLedgerMessage(body: unknown, fallbackBatchId: string): Validation<LedgerBatch> {
+  const parsed = parseBody(body);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
+  if (!isObject(value)) return { ok: false, problems: [`body must be a JSON object, got ${shown(value)}`] };
+  if (!Array.isArray(value.entries)) {
+    return { ok: false, problems: [`entries must be an array, got ${shown(value.entries)}`] };
+  }
+  if (value.batchId !== undefined && (typeof value.batchId !== 'string' || value.batchId.length === 0)) {
+    return { ok: false, problems: [`batchId must be a non-empty string when present, got ${shown(value.batchId)}`] };
+  }
+  const batchId = (value.batchId as string | undefined) ?? fallbackBatchId;
+  return {
+    ok: true,
+    value: {
+      batchId,
+      entries: value.entries.map((raw: unknown, index: number) => ({
+        index,
+        raw,
+        result: validateEntry(raw, `entries[${index}]`),
+      })),
+    },
+  };
+}
+
+/** An entry message on `order-transactions`: its body is one entry. */
+export function parseEntryMessage(body: unknown): Validation<Entry> {
+  const parsed = parseBody(body);
+  return parsed.ok ? validateEntry(parsed.value) : parsed;
+}
+
+function parseBody(body: unknown): Validation<unknown> {
+  let text: string | undefined;
+  if (typeof body === 'string') text = body;
+  else if (body instanceof Uint8Array) text = new TextDecoder('utf-8', { fatal: false }).decode(body);
+  if (text === undefined) return { ok: true, value: body };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, problems: [`body is not valid JSON: ${(error as Error).message}`] };
+  }
+}

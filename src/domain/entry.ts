@@ -1,6 +1,11 @@
 /** Ledger messages and their entries (CONTRACTS 1.1, 1.2): types and validation from unknown input. */
 
-export const ENTRY_TYPES = ['OrderCreated', 'TransactionAdded', 'TransactionAmended', 'OrderDeleted'] as const;
+export const ENTRY_TYPES = [
+  'OrderCreated',
+  'TransactionAdded',
+  'TransactionAmended',
+  'OrderDeleted',
+] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
 export const MAX_ID_LENGTH = 100;
@@ -63,7 +68,12 @@ function field(path: string, name: string): string {
   return path ? `${path}.${name}` : name;
 }
 
-function nonEmptyString(value: unknown, name: string, problems: Problems, maxLength?: number): string | undefined {
+function nonEmptyString(
+  value: unknown,
+  name: string,
+  problems: Problems,
+  maxLength?: number,
+): string | undefined {
   if (typeof value !== 'string' || value.length === 0) {
     problems.push(`${name} must be a non-empty string, got ${shown(value)}`);
     return undefined;
@@ -110,13 +120,17 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
       if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) {
         problems.push(`${name}.currency must be three capital letters, got ${shown(currency)}`);
       }
-      return problems.length === before ? { customerId: customerId!, currency: currency as string } : undefined;
+      return problems.length === before
+        ? { customerId: customerId!, currency: currency as string }
+        : undefined;
     }
     case 'TransactionAdded': {
       const sku = nonEmptyString(raw.sku, `${name}.sku`, problems);
       const quantity = integerAtLeast(raw.quantity, 1, `${name}.quantity`, problems);
       const unitPrice = integerAtLeast(raw.unitPrice, 0, `${name}.unitPrice`, problems);
-      return problems.length === before ? { sku: sku!, quantity: quantity!, unitPrice: unitPrice! } : undefined;
+      return problems.length === before
+        ? { sku: sku!, quantity: quantity!, unitPrice: unitPrice! }
+        : undefined;
     }
     case 'TransactionAmended': {
       const targetTransactionId = nonEmptyString(
@@ -209,7 +223,10 @@ export function parseLedgerMessage(body: unknown, fallbackBatchId: string): Vali
     return { ok: false, problems: [`entries must be an array, got ${shown(value.entries)}`] };
   }
   if (value.batchId !== undefined && (typeof value.batchId !== 'string' || value.batchId.length === 0)) {
-    return { ok: false, problems: [`batchId must be a non-empty string when present, got ${shown(value.batchId)}`] };
+    return {
+      ok: false,
+      problems: [`batchId must be a non-empty string when present, got ${shown(value.batchId)}`],
+    };
   }
   const batchId = (value.batchId as string | undefined) ?? fallbackBatchId;
   return {

@@ -55,13 +55,19 @@ export interface IncomingMessage {
 /** An entry that took its slot but broke a business rule: it is parked with reason `rejected`. */
 export interface Rejection {
   messageId: string;
+  entry: Entry;
   transactionId: string;
   sequence: number;
   description: string;
 }
 
 export type Decision =
-  | { kind: 'park'; reason: Exclude<ParkReason, 'rejected'>; description: string; transactionId: string | null }
+  | {
+      kind: 'park';
+      reason: Exclude<ParkReason, 'rejected'>;
+      description: string;
+      transactionId: string | null;
+    }
   | { kind: 'duplicate'; transactionId: string; previous: SlotOutcome }
   | {
       kind: 'change';
@@ -96,11 +102,15 @@ export function waitingFor(state: OrderState): number | null {
   return state.buffered.length > 0 ? state.appliedSequence + 1 : null;
 }
 
+export type ParkDecision = Extract<Decision, { kind: 'park' }>;
+
 /**
- * Decides the fate of one message on `order-transactions`, in the order of checks of CONTRACTS 1.3.
- * `state` is the stored state of the message's order, or undefined when it has none yet.
+ * Checks 1 and 2 of CONTRACTS 1.3, which need no stored state: is the message a valid entry, and
+ * did it arrive in its order's session? Lets the caller skip loading state for a message it parks.
  */
-export function decide(state: OrderState | undefined, message: IncomingMessage): Decision {
+export function admit(
+  message: IncomingMessage,
+): { kind: 'entry'; entry: Entry; digest: string } | ParkDecision {
   const validation = parseEntryMessage(message.body);
   if (!validation.ok) {
     return {
@@ -119,7 +129,18 @@ export function decide(state: OrderState | undefined, message: IncomingMessage):
       transactionId: entry.transactionId,
     };
   }
-  return decideEntry(state ?? newOrderState(entry.orderId), entry, entryDigest(entry), message.messageId);
+  return { kind: 'entry', entry, digest: entryDigest(entry) };
+}
+
+/**
+ * Decides the fate of one message on `order-transactions`, in the order of checks of CONTRACTS 1.3.
+ * `state` is the stored state of the message's order, or undefined when it has none yet.
+ */
+export function decide(state: OrderState | undefined, message: IncomingMessage): Decision {
+  const admitted = admit(message);
+  if (admitted.kind === 'park') return admitted;
+  const { entry, digest } = admitted;
+  return decideEntry(state ?? newOrderState(entry.orderId), entry, digest, message.messageId);
 }
 
 /** Checks 3 to 6 of CONTRACTS 1.3 for a valid entry already known to be in its own session. */
@@ -160,7 +181,15 @@ export function decideEntry(state: OrderState, entry: Entry, digest: string, mes
     next.buffered = [...state.buffered, { messageId, digest, entry }].sort(
       (a, b) => a.entry.sequence - b.entry.sequence,
     );
-    return { kind: 'change', outcome: 'buffered', transactionId, state: next, applied: [], rejected: [], submitted: false };
+    return {
+      kind: 'change',
+      outcome: 'buffered',
+      transactionId,
+      state: next,
+      applied: [],
+      rejected: [],
+      submitted: false,
+    };
   }
 
   const applied: Array<{ transactionId: string; sequence: number }> = [];
@@ -181,6 +210,7 @@ export function decideEntry(state: OrderState, entry: Entry, digest: string, mes
     } else {
       rejected.push({
         messageId: waiting.messageId,
+        entry: waiting.entry,
         transactionId: waiting.entry.transactionId,
         sequence: waiting.entry.sequence,
         description: result.rejection,
@@ -203,7 +233,10 @@ export function decideEntry(state: OrderState, entry: Entry, digest: string, mes
  * `decideEntry`). Returns why it was rejected, or whether it submitted the order.
  */
 function applyAtSlot(state: OrderState, entry: Entry): { rejection?: string; submitted: boolean } {
-  const reject = (why: string) => ({ rejection: `${entry.type} at sequence ${entry.sequence}: ${why}`, submitted: false });
+  const reject = (why: string) => ({
+    rejection: `${entry.type} at sequence ${entry.sequence}: ${why}`,
+    submitted: false,
+  });
   if (state.status === 'deleted') return reject(`order ${state.orderId} is deleted`);
   if (state.finalSequence !== null) {
     return reject(`order ${state.orderId} was closed by its final entry at sequence ${state.finalSequence}`);
@@ -223,7 +256,8 @@ function applyAtSlot(state: OrderState, entry: Entry): { rejection?: string; sub
       case 'TransactionAmended': {
         const { targetTransactionId, quantity, unitPrice } = entry.data;
         const index = state.lines.findIndex((line) => line.transactionId === targetTransactionId);
-        if (index < 0) return reject(`amends ${targetTransactionId}, which is not a line of order ${state.orderId}`);
+        if (index < 0)
+          return reject(`amends ${targetTransactionId}, which is not a line of order ${state.orderId}`);
         const line = state.lines[index];
         state.lines = state.lines.map((existing, i) =>
           i === index
@@ -248,9 +282,10 @@ function applyAtSlot(state: OrderState, entry: Entry): { rejection?: string; sub
 
 function transactionIdOf(body: unknown): string | null {
   let value = body;
-  if (typeof body === 'string') {
+  const text = body instanceof Uint8Array ? new TextDecoder().decode(body) : body;
+  if (typeof text === 'string') {
     try {
-      value = JSON.parse(body) as unknown;
+      value = JSON.parse(text) as unknown;
     } catch {
       return null;
     }

@@ -22,7 +22,8 @@ export const SAGA_STEPS: readonly StepDefinition[] = [
   { name: 'confirmOrder', compensation: null, pointOfNoReturn: true },
 ];
 
-export type SagaStatus = 'running' | 'completed' | 'compensating' | 'compensated' | 'needs-attention' | 'cancelled';
+export type SagaStatus =
+  'running' | 'completed' | 'compensating' | 'compensated' | 'needs-attention' | 'cancelled';
 
 /** Business failures of the steps. Each is permanent: trying again changes nothing. */
 export type StepFailureCode = 'unknown-sku' | 'out-of-stock' | 'over-credit-limit' | 'carriers-refused';
@@ -59,7 +60,10 @@ export function isPastPointOfNoReturn(completed: readonly StepName[]): boolean {
 }
 
 /** The refund when a confirmed order is cancelled: the total less the fee, in whole minor units. */
-export function refundAfterCancellationFee(total: number, feePercent: number): { refund: number; fee: number } {
+export function refundAfterCancellationFee(
+  total: number,
+  feePercent: number,
+): { refund: number; fee: number } {
   const fee = Math.round((total * feePercent) / 100);
   return { refund: total - fee, fee };
 }

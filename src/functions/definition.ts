@@ -2,7 +2,8 @@
  * One definition per function: the trigger options and the handler, used both by the Azure
  * registration (`app.serviceBusQueue`) and by the embedded Functions host. The host never runs a copy.
  */
-import type { InvocationContext } from '@azure/functions';
+import type { FunctionInput, InvocationContext } from '@azure/functions';
+import type { ActivityHandler, OrchestrationHandler } from 'durable-functions';
 
 export interface ServiceBusQueueFunction {
   name: string;
@@ -10,5 +11,19 @@ export interface ServiceBusQueueFunction {
   /** Name of the app-setting prefix of the identity-based connection, e.g. `ServiceBusConnection`. */
   connection: string;
   isSessionsEnabled: boolean;
+  /** Bindings only the Azure host provides (the durable client); the embedded host passes its own. */
+  extraInputs?: FunctionInput[];
   handler: (message: unknown, context: InvocationContext) => Promise<void>;
+}
+
+/** A durable orchestrator function, exactly as passed to `df.app.orchestration`. */
+export interface OrchestrationDefinition {
+  name: string;
+  handler: OrchestrationHandler;
+}
+
+/** A durable activity, exactly as passed to `df.app.activity`. */
+export interface ActivityDefinition {
+  name: string;
+  handler: ActivityHandler;
 }

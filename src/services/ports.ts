@@ -140,3 +140,28 @@ export interface Logger {
   warn(message: string, properties?: TelemetryProperties): void;
   error(message: string, properties?: TelemetryProperties): void;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Durable orchestrations: the client operations the app uses. Implemented on the Durable Functions
+// client on Azure and by the embedded durable driver locally.
+// ---------------------------------------------------------------------------------------------
+
+export type OrchestrationRuntimeStatus = 'Pending' | 'Running' | 'Completed' | 'Failed' | 'Terminated';
+
+export interface OrchestrationStatus {
+  instanceId: string;
+  name: string;
+  runtimeStatus: OrchestrationRuntimeStatus;
+  input: unknown;
+  output: unknown;
+  customStatus: unknown;
+  createdTime: string;
+  lastUpdatedTime: string;
+}
+
+export interface OrchestrationClient {
+  /** Starts the instance unless one with that id exists; resolves true when this call started it. */
+  startNew(name: string, instanceId: string, input: unknown): Promise<boolean>;
+  getStatus(instanceId: string): Promise<OrchestrationStatus | undefined>;
+  raiseEvent(instanceId: string, eventName: string, data: unknown): Promise<void>;
+}

@@ -1,0 +1,28 @@
+import { forwardLedgerBatch, type LedgerDeps } from '../services/ledger';
+import { QUEUE } from '../services/queues';
+import { deliveredMessage } from './delivered-message';
+import type { ServiceBusQueueFunction } from './definition';
+
+export const SERVICE_BUS_CONNECTION = 'ServiceBusConnection';
+
+/** `ledgerProcessor`: validate and de-batch one ledger message (the serial part of the convoy). */
+export function ledgerProcessor(deps: LedgerDeps): ServiceBusQueueFunction {
+  return {
+    name: 'ledgerProcessor',
+    queueName: QUEUE.ledger,
+    connection: SERVICE_BUS_CONNECTION,
+    isSessionsEnabled: true,
+    handler: async (body, context) => {
+      const message = deliveredMessage(body, context);
+      const outcome = await forwardLedgerBatch(deps, message);
+      context.log('ledger batch forwarded', {
+        batchId: outcome.batchId,
+        forwarded: outcome.forwarded,
+        parked: outcome.parked,
+        messageId: message.messageId,
+        sessionId: message.sessionId,
+        correlationId: message.correlationId ?? message.messageId,
+      });
+    },
+  };
+}

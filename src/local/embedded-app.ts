@@ -1,0 +1,191 @@
+/**
+ * The whole app on one machine: the embedded broker and Functions host run the very same function
+ * definitions as Azure, against the embedded document store, with seeded faults when asked.
+ */
+import { createEmbeddedStore, type EmbeddedStore } from '../adapters/embedded-store';
+import { createRecordingTelemetry, type RecordedTelemetry } from '../adapters/telemetry';
+import { ledgerProcessor } from '../functions/ledger-processor';
+import { orderTransactions } from '../functions/order-transactions';
+import { createOrderCache } from '../services/order-cache';
+import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, type OrderDocument } from '../services/order-documents';
+import { fulfilmentStarter } from '../services/fulfilment-starter';
+import { QUEUE } from '../services/queues';
+import type {
+  DocumentContainer,
+  FulfilmentStarter,
+  MessageSender,
+  OrchestrationClient,
+} from '../services/ports';
+import { createEmbeddedBroker, type EmbeddedBroker } from './broker';
+import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
+import { faultRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
+import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
+
+export interface LedgerInput {
+  messageId: string;
+  sessionId: string;
+  body: unknown;
+}
+
+export interface EmbeddedAppOptions {
+  seed?: number;
+  faults?: FaultSpec;
+  maxConcurrentSessions?: number;
+  /** Simulated store round-trip latency. */
+  storeLatencyMs?: number;
+  /** Short locally, so that a crashed delivery comes back soon. */
+  lockDurationMs?: number;
+  maxDeliveryCount?: number;
+  inboxMarkerTtlSeconds?: number;
+  /** Where submitted orders go; without one, submissions are only recorded (see `submitted`). */
+  orchestrations?: OrchestrationClient;
+  sagaOf?: (orderId: string) => Promise<ReportOrder['saga']>;
+  log?: HostLog;
+}
+
+export interface EmbeddedApp {
+  broker: EmbeddedBroker;
+  store: EmbeddedStore;
+  orders: DocumentContainer;
+  host: FunctionsHost;
+  telemetry: RecordedTelemetry;
+  /** Order ids whose fulfilment was requested, in request order (repeats included). */
+  submitted: string[];
+  /** Sends ledger messages as a producer would, one send per message. */
+  sendLedger(messages: readonly LedgerInput[]): Promise<void>;
+  /** Resolves when every queue is drained, held-back sends included. */
+  drain(): Promise<void>;
+  report(): Promise<Report>;
+  stop(): Promise<void>;
+}
+
+export const EMBEDDED_DEFAULTS = {
+  seed: 1,
+  maxConcurrentSessions: 8,
+  storeLatencyMs: 0,
+  lockDurationMs: 200,
+  maxDeliveryCount: 10,
+  inboxMarkerTtlSeconds: 3600,
+} as const;
+
+export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp {
+  const seed = options.seed ?? EMBEDDED_DEFAULTS.seed;
+  const faults = options.faults ?? {};
+  const queueOptions = {
+    lockDurationMs: options.lockDurationMs ?? EMBEDDED_DEFAULTS.lockDurationMs,
+    maxDeliveryCount: options.maxDeliveryCount ?? EMBEDDED_DEFAULTS.maxDeliveryCount,
+  };
+
+  const broker = createEmbeddedBroker({
+    random: faultRandom(seed, 'duplicate'),
+    faults: { duplicate: faults.duplicate },
+  });
+  broker.createQueue(QUEUE.ledger, { requiresSession: true, duplicateDetection: true, ...queueOptions });
+  broker.createQueue(QUEUE.orderTransactions, {
+    requiresSession: true,
+    duplicateDetection: true,
+    ...queueOptions,
+  });
+  broker.createQueue(QUEUE.parked, { requiresSession: false, duplicateDetection: true, ...queueOptions });
+
+  const store = createEmbeddedStore({
+    latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
+  });
+  const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, { defaultTtlSeconds: -1 });
+  const faultyOrders = withTransientFaults(orders, faults.transient ?? 0, faultRandom(seed, 'transient'));
+  const producer = withReorderFaults(broker, faults.reorder ?? 0, faultRandom(seed, 'reorder'));
+  const sender: MessageSender = producer;
+  const telemetry = createRecordingTelemetry();
+  const cache = createOrderCache();
+
+  const submitted: string[] = [];
+  const started = options.orchestrations ? fulfilmentStarter(options.orchestrations) : undefined;
+  const fulfilment: FulfilmentStarter = {
+    async start(input) {
+      submitted.push(input.orderId);
+      await started?.start(input);
+    },
+  };
+
+  const host = createFunctionsHost({
+    broker,
+    functions: [
+      ledgerProcessor({ sender, telemetry }),
+      orderTransactions(() => ({
+        orders: faultyOrders,
+        sender: broker,
+        telemetry,
+        cache,
+        fulfilment,
+        inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
+      })),
+    ],
+    maxConcurrentSessions: options.maxConcurrentSessions ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
+    random: faultRandom(seed, 'crashAfterCommit'),
+    faults: { crashAfterCommit: faults.crashAfterCommit },
+    log: options.log,
+  });
+  host.start();
+
+  const drain = async (): Promise<void> => {
+    do await host.whenIdle();
+    while (await producer.flush());
+  };
+
+  return {
+    broker,
+    store,
+    orders,
+    host,
+    telemetry,
+    submitted,
+    async sendLedger(messages) {
+      for (const message of messages) {
+        await broker.send(QUEUE.ledger, [
+          { messageId: message.messageId, sessionId: message.sessionId, body: message.body },
+        ]);
+      }
+    },
+    drain,
+    async report() {
+      const documents = await orders.query<OrderDocument>({ where: { kind: 'order' } });
+      const reportOrders = await Promise.all(
+        documents.map(async ({ document }) =>
+          reportOrder(document, options.sagaOf ? await options.sagaOf(document.orderId) : null),
+        ),
+      );
+      const stats = broker.stats();
+      const deadLettered = broker.queueNames().flatMap((queue) =>
+        broker.deadLetters(queue).map((message) => ({
+          queue,
+          messageId: message.messageId,
+          sessionId: message.sessionId ?? null,
+          reason: message.deadLetterReason,
+          description: message.deadLetterErrorDescription,
+          deliveryCount: message.deliveryCount,
+        })),
+      );
+      const parked = broker.peek(QUEUE.parked).map(reportParked);
+      return buildReport({
+        orders: reportOrders,
+        parked,
+        deadLettered,
+        stats: {
+          messages: stats[QUEUE.ledger].sent + stats[QUEUE.orderTransactions].sent,
+          applied: telemetry.total('entries.applied'),
+          duplicates:
+            telemetry.total('entries.duplicate') +
+            stats[QUEUE.ledger].duplicatesDetected +
+            stats[QUEUE.orderTransactions].duplicatesDetected,
+          parked: parked.length,
+          deadLettered: deadLettered.length,
+          buffered: telemetry.total('entries.buffered'),
+        },
+      });
+    },
+    async stop() {
+      await host.stop();
+      broker.close();
+    },
+  };
+}

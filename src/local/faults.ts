@@ -1,0 +1,140 @@
+/**
+ * Seeded fault injection for the embedded runtime (CONTRACTS 3, `--faults`). Every draw comes
+ * from one seeded generator per fault, so a run with the same seed and input injects the same faults.
+ */
+import { TransientError } from '../domain/errors';
+import type { DocumentContainer, MessageSender, OutgoingMessage } from '../services/ports';
+
+export const FAULT_NAMES = [
+  'duplicate',
+  'crashAfterCommit',
+  'transient',
+  'reorder',
+  'activityTransient',
+] as const;
+export type FaultName = (typeof FAULT_NAMES)[number];
+export type FaultSpec = Partial<Record<FaultName, number>>;
+
+/** mulberry32: small, fast, good enough to draw faults; not for anything secret. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One independent stream per fault, so turning one fault on does not move the draws of another. */
+export function faultRandom(seed: number, fault: FaultName): () => number {
+  const offset = FAULT_NAMES.indexOf(fault) + 1;
+  return seededRandom((seed ^ Math.imul(offset, 0x9e3779b1)) >>> 0);
+}
+
+export function parseFaults(spec: string): FaultSpec {
+  const faults: FaultSpec = {};
+  if (spec.trim() === '') return faults;
+  for (const part of spec.split(',')) {
+    const [name, value, ...rest] = part.split('=').map((piece) => piece.trim());
+    if (!(FAULT_NAMES as readonly string[]).includes(name)) {
+      throw new Error(`--faults: unknown fault ${JSON.stringify(name)}; known: ${FAULT_NAMES.join(', ')}`);
+    }
+    const probability = Number(value);
+    if (rest.length > 0 || value === undefined || value === '' || !(probability >= 0 && probability <= 1)) {
+      throw new Error(
+        `--faults: ${name} needs a probability between 0 and 1, e.g. ${name}=0.1, got ${JSON.stringify(part)}`,
+      );
+    }
+    faults[name as FaultName] = probability;
+  }
+  return faults;
+}
+
+/** A store whose calls fail, before reaching it, with a retryable error at the given probability. */
+export function withTransientFaults(
+  container: DocumentContainer,
+  probability: number,
+  random: () => number,
+): DocumentContainer & { injected: () => number } {
+  let injected = 0;
+  const maybeFail = (operation: string): void => {
+    if (probability > 0 && random() < probability) {
+      injected += 1;
+      throw new TransientError(
+        'store-throttled',
+        `injected transient fault on ${container.name}.${operation}`,
+      );
+    }
+  };
+  return {
+    name: container.name,
+    partitionKeyPath: container.partitionKeyPath,
+    injected: () => injected,
+    async create(document) {
+      maybeFail('create');
+      return container.create(document);
+    },
+    async read(partitionKey, id) {
+      maybeFail('read');
+      return container.read(partitionKey, id);
+    },
+    async replace(document, options) {
+      maybeFail('replace');
+      return container.replace(document, options);
+    },
+    async upsert(document, options) {
+      maybeFail('upsert');
+      return container.upsert(document, options);
+    },
+    async delete(partitionKey, id, options) {
+      maybeFail('delete');
+      return container.delete(partitionKey, id, options);
+    },
+    async batch(partitionKey, operations) {
+      maybeFail('batch');
+      return container.batch(partitionKey, operations);
+    },
+    async query(spec) {
+      maybeFail('query');
+      return container.query(spec);
+    },
+  };
+}
+
+/**
+ * A producer whose sends for one order reach the broker out of order: with the given probability a
+ * message is held back and reaches the broker after the next send to its queue (or at `flush`), so
+ * later entries of its order overtake it.
+ */
+export function withReorderFaults(
+  sender: MessageSender,
+  probability: number,
+  random: () => number,
+): MessageSender & { reordered: () => number; flush: () => Promise<boolean> } {
+  let reordered = 0;
+  const held = new Map<string, OutgoingMessage[]>();
+  const release = async (queue: string): Promise<void> => {
+    const late = held.get(queue) ?? [];
+    held.delete(queue);
+    if (late.length > 0) await sender.send(queue, late);
+  };
+  return {
+    reordered: () => reordered,
+    async send(queue, messages) {
+      const now: OutgoingMessage[] = [];
+      const later: OutgoingMessage[] = [];
+      for (const message of messages) (probability > 0 && random() < probability ? later : now).push(message);
+      reordered += later.length;
+      if (now.length > 0) await sender.send(queue, now);
+      await release(queue);
+      if (later.length > 0) held.set(queue, later);
+    },
+    async flush() {
+      const queues = [...held.keys()];
+      for (const queue of queues) await release(queue);
+      return queues.length > 0;
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/** The run report of CONTRACTS 3, built from what the embedded store and broker hold at the end. */
+import { waitingFor, type OrderLine } from '../domain/order';
+import type { SagaStatus } from '../domain/saga';
+import type { OrderDocument } from '../services/order-documents';
+import { PARK_PROPERTY } from '../services/queues';
+import type { ApplicationProperties } from '../services/ports';
+
+export interface ReportOrder {
+  orderId: string;
+  status: OrderDocument['status'];
+  customerId: string | null;
+  currency: string | null;
+  lines: OrderLine[];
+  total: number;
+  appliedSequence: number;
+  waitingFor: number | null;
+  saga: { status: SagaStatus; reason: string | null } | null;
+}
+
+export interface ReportParked {
+  queue: string;
+  messageId: string;
+  sessionId: string | null;
+  transactionId: string | null;
+  reason: string;
+  description: string;
+}
+
+export interface ReportDeadLettered {
+  queue: string;
+  messageId: string;
+  sessionId: string | null;
+  reason: string;
+  description: string;
+  deliveryCount: number;
+}
+
+export interface ReportStats {
+  messages: number;
+  applied: number;
+  duplicates: number;
+  parked: number;
+  deadLettered: number;
+  buffered: number;
+}
+
+export interface Report {
+  orders: ReportOrder[];
+  parked: ReportParked[];
+  deadLettered: ReportDeadLettered[];
+  stats: ReportStats;
+}
+
+export interface ParkedMessageView {
+  messageId: string;
+  applicationProperties: ApplicationProperties;
+}
+
+function text(value: string | number | boolean | undefined): string | null {
+  return value === undefined ? null : String(value);
+}
+
+export function reportOrder(
+  document: OrderDocument,
+  saga: { status: SagaStatus; reason: string | null } | null,
+): ReportOrder {
+  return {
+    orderId: document.orderId,
+    status: document.status,
+    customerId: document.customerId,
+    currency: document.currency,
+    lines: document.lines.map(({ transactionId, sku, quantity, unitPrice }) => ({
+      transactionId,
+      sku,
+      quantity,
+      unitPrice,
+    })),
+    total: document.total,
+    appliedSequence: document.appliedSequence,
+    waitingFor: waitingFor(document),
+    saga,
+  };
+}
+
+export function reportParked(message: ParkedMessageView): ReportParked {
+  const properties = message.applicationProperties;
+  return {
+    queue: text(properties[PARK_PROPERTY.queue]) ?? 'unknown',
+    messageId: message.messageId,
+    sessionId: text(properties[PARK_PROPERTY.sessionId]),
+    transactionId: text(properties[PARK_PROPERTY.transactionId]),
+    reason: text(properties[PARK_PROPERTY.reason]) ?? 'unknown',
+    description: text(properties[PARK_PROPERTY.description]) ?? '',
+  };
+}
+
+const byOrderId = (a: { orderId: string }, b: { orderId: string }): number =>
+  a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0;
+
+const byMessageId = (
+  a: { queue: string; messageId: string },
+  b: { queue: string; messageId: string },
+): number =>
+  a.queue === b.queue
+    ? a.messageId < b.messageId
+      ? -1
+      : a.messageId > b.messageId
+        ? 1
+        : 0
+    : a.queue < b.queue
+      ? -1
+      : 1;
+
+/** Sorted so that two runs of the same input compare equal whatever the arrival order was. */
+export function buildReport(parts: {
+  orders: ReportOrder[];
+  parked: ReportParked[];
+  deadLettered: ReportDeadLettered[];
+  stats: ReportStats;
+}): Report {
+  return {
+    orders: [...parts.orders].sort(byOrderId),
+    parked: [...parts.parked].sort(byMessageId),
+    deadLettered: [...parts.deadLettered].sort(byMessageId),
+    stats: parts.stats,
+  };
+}

@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson, entryDigest, entryMessageId } from '../../src/domain/digest';
+import { parseEntryMessage, validateEntry, type Entry } from '../../src/domain/entry';
+import { added, amended, created, deleted, type Raw } from './support';
+
+function entryOf(body: unknown): Entry {
+  const result = parseEntryMessage(body);
+  if (!result.ok) throw new Error(`expected a valid entry, got ${result.problems.join('; ')}`);
+  return result.value;
+}
+
+function digestOf(body: unknown): string {
+  return entryDigest(entryOf(body));
+}
+
+describe('canonicalJson', () => {
+  it('sorts keys at every depth and writes no whitespace', () => {
+    expect(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 'x' }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[2,{"y":"x","z":1}]},"b":1}',
+    );
+  });
+
+  it('leaves out undefined fields, as JSON does', () => {
+    expect(canonicalJson({ a: 1, b: undefined })).toBe('{"a":1}');
+  });
+
+  it('writes scalars as JSON', () => {
+    expect([canonicalJson('T-1'), canonicalJson(3), canonicalJson(true), canonicalJson(null)]).toEqual([
+      '"T-1"',
+      '3',
+      'true',
+      'null',
+    ]);
+  });
+
+  it('pins the canonical text of an entry: message ids already sent depend on it', () => {
+    const entry = entryOf(added(2, 'T-2', 2, 1250, { final: true }));
+    const text =
+      '{"data":{"quantity":2,"sku":"SKU-T-2","unitPrice":1250},"final":true,"orderId":"O-1",' +
+      '"sequence":2,"transactionId":"T-2","type":"TransactionAdded"}';
+    expect(canonicalJson(entry)).toBe(text);
+    expect(entryDigest(entry)).toBe(createHash('sha256').update(text).digest('hex'));
+  });
+});
+
+describe('entryDigest', () => {
+  const raw = added(2, 'T-2', 2, 1250);
+
+  it('is a SHA-256 in hex', () => {
+    expect(digestOf(raw)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is the same for the same content with other key order and whitespace', () => {
+    const compact = JSON.stringify(raw);
+    const reordered =
+      '{ "data" : { "unitPrice": 1250, "quantity": 2, "sku": "SKU-T-2" },\n' +
+      '  "type": "TransactionAdded", "sequence": 2,\t"orderId": "O-1", "transactionId": "T-2" }\n';
+    expect(JSON.parse(reordered)).toEqual(raw);
+    expect(digestOf(reordered)).toBe(digestOf(compact));
+    expect(digestOf(Buffer.from(reordered))).toBe(digestOf(raw));
+  });
+
+  it('is the same whether final is false or absent', () => {
+    expect(digestOf({ ...raw, final: false })).toBe(digestOf(raw));
+  });
+
+  it('ignores unknown fields, which the validated entry drops', () => {
+    const noisy = { ...raw, comment: 'x', data: { ...(raw.data as Raw), colour: 'red' } };
+    expect(digestOf(noisy)).toBe(digestOf(raw));
+  });
+
+  it('differs when any field of the content differs', () => {
+    const variants: Raw[] = [
+      { ...raw, transactionId: 'T-3' },
+      { ...raw, orderId: 'O-2' },
+      { ...raw, sequence: 3 },
+      { ...raw, final: true },
+      { ...raw, data: { sku: 'SKU-T-2', quantity: 3, unitPrice: 1250 } },
+      { ...raw, data: { sku: 'SKU-T-2', quantity: 2, unitPrice: 1251 } },
+      { ...raw, data: { sku: 'SKU-X', quantity: 2, unitPrice: 1250 } },
+      amended(2, 'T-2', 'T-1', { quantity: 2, unitPrice: 1250 }),
+    ];
+    const digests = new Set([raw, ...variants].map(digestOf));
+    expect(digests.size).toBe(variants.length + 1);
+  });
+
+  it('tells the types apart even with the same ids and sequence', () => {
+    const digests = new Set([created(1, 'T-1'), deleted(1, 'T-1'), added(1, 'T-1', 1, 1)].map(digestOf));
+    expect(digests.size).toBe(3);
+  });
+
+  it('is the same for an OrderDeleted with no data and with empty data', () => {
+    expect(digestOf(deleted(4, 'T-4'))).toBe(digestOf(deleted(4, 'T-4', { data: {} })));
+    expect(digestOf(deleted(4, 'T-4', { data: { reason: 'r' } }))).not.toBe(digestOf(deleted(4, 'T-4')));
+  });
+});
+
+describe('entryMessageId', () => {
+  it('is the transactionId, a colon and the first 16 hex digits of the digest', () => {
+    const digest = '0123456789abcdef' + 'f'.repeat(48);
+    expect(entryMessageId('T-9', digest)).toBe('T-9:0123456789abcdef');
+  });
+
+  it('differs for a reused transactionId with other content', () => {
+    const first = validateEntry(added(2, 'T-2', 2, 1250));
+    const second = validateEntry(added(2, 'T-2', 3, 1250));
+    if (!first.ok || !second.ok) throw new Error('expected valid entries');
+    const firstId = entryMessageId('T-2', entryDigest(first.value));
+    const secondId = entryMessageId('T-2', entryDigest(second.value));
+    expect(firstId).toMatch(/^T-2:[0-9a-f]{16}$/);
+    expect(secondId).toMatch(/^T-2:[0-9a-f]{16}$/);
+    expect(firstId).not.toBe(secondId);
+    expect(firstId).toBe(`T-2:${entryDigest(first.value).slice(0, 16)}`);
+  });
+});

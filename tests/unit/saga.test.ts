@@ -1,0 +1,185 @@
+import fc from 'fast-check';
+import { failureKindOf, isPermanent, PermanentError, TransientError } from '../../src/domain/errors';
+import {
+  compensationsFor,
+  fulfilmentInstanceId,
+  isPastPointOfNoReturn,
+  operationKey,
+  refundAfterCancellationFee,
+  SAGA_STEPS,
+  StepFailedError,
+  STEPS,
+  COMPENSATIONS,
+  type CompensationName,
+  type StepName,
+} from '../../src/domain/saga';
+
+/** Stages with the compensations inside each stage sorted: a stage runs its members together. */
+function normalised(stages: CompensationName[][]): CompensationName[][] {
+  return stages.map((stage) => [...stage].sort());
+}
+
+describe('SAGA_STEPS', () => {
+  it('are the steps of CONTRACTS 2, in order, with their compensations and the point of no return', () => {
+    expect(SAGA_STEPS).toEqual([
+      { name: 'reserveInventory', compensation: 'releaseInventory', pointOfNoReturn: false },
+      { name: 'chargePayment', compensation: 'refundPayment', pointOfNoReturn: false },
+      { name: 'createShipment', compensation: 'cancelShipment', pointOfNoReturn: false },
+      { name: 'confirmOrder', compensation: null, pointOfNoReturn: true },
+    ]);
+    expect(SAGA_STEPS.map((step) => step.name)).toEqual([...STEPS]);
+    expect([...COMPENSATIONS].sort()).toEqual(
+      SAGA_STEPS.flatMap((step) => (step.compensation === null ? [] : [step.compensation])).sort(),
+    );
+  });
+});
+
+describe('compensationsFor', () => {
+  const prefixes: Array<[string, StepName[], CompensationName[][]]> = [
+    ['no step', [], []],
+    ['reserveInventory', ['reserveInventory'], [['releaseInventory']]],
+    [
+      'reserveInventory, chargePayment',
+      ['reserveInventory', 'chargePayment'],
+      [['refundPayment', 'releaseInventory']],
+    ],
+    [
+      'reserveInventory, chargePayment, createShipment',
+      ['reserveInventory', 'chargePayment', 'createShipment'],
+      [['cancelShipment'], ['refundPayment', 'releaseInventory']],
+    ],
+    [
+      'every step',
+      ['reserveInventory', 'chargePayment', 'createShipment', 'confirmOrder'],
+      [['cancelShipment'], ['refundPayment', 'releaseInventory']],
+    ],
+  ];
+
+  it.each(prefixes)(
+    'after %s: the shipment first, then refund and release together',
+    (_case, completed, stages) => {
+      expect(normalised(compensationsFor(completed))).toEqual(stages);
+    },
+  );
+
+  it('covers every prefix of the steps', () => {
+    expect(prefixes.map(([, completed]) => completed)).toEqual(
+      Array.from({ length: STEPS.length + 1 }, (_, n) => STEPS.slice(0, n)),
+    );
+  });
+
+  it('compensates exactly the completed steps that have a compensation, each once, last step first', () => {
+    for (let n = 0; n <= SAGA_STEPS.length; n += 1) {
+      const done = SAGA_STEPS.slice(0, n);
+      const stages = compensationsFor(done.map((step) => step.name));
+      const flat = stages.flat();
+      const expected = done.flatMap((step) => (step.compensation === null ? [] : [step.compensation]));
+      expect([...flat].sort()).toEqual([...expected].sort());
+      expect(new Set(flat).size).toBe(flat.length);
+      for (const stage of stages) expect(stage.length).toBeGreaterThan(0);
+      const stageOf = (name: CompensationName) => stages.findIndex((stage) => stage.includes(name));
+      if (flat.includes('cancelShipment')) {
+        expect(stageOf('cancelShipment')).toBe(0);
+        expect(stages[0]).toEqual(['cancelShipment']);
+      }
+    }
+  });
+
+  it('does not depend on the order the completed steps are listed in', () => {
+    expect(normalised(compensationsFor(['createShipment', 'reserveInventory', 'chargePayment']))).toEqual([
+      ['cancelShipment'],
+      ['refundPayment', 'releaseInventory'],
+    ]);
+  });
+
+  it('returns a fresh list each time', () => {
+    const first = compensationsFor(['reserveInventory']);
+    first[0].push('cancelShipment');
+    expect(compensationsFor(['reserveInventory'])).toEqual([['releaseInventory']]);
+  });
+});
+
+describe('isPastPointOfNoReturn', () => {
+  it.each(
+    Array.from({ length: STEPS.length }, (_, n): [string, StepName[]] => [
+      STEPS.slice(0, n).join(', ') || 'nothing',
+      STEPS.slice(0, n),
+    ]),
+  )('is false before confirmOrder completed, after %s', (_case, completed) => {
+    expect(isPastPointOfNoReturn(completed)).toBe(false);
+  });
+
+  it('is true once confirmOrder completed', () => {
+    expect(isPastPointOfNoReturn([...STEPS])).toBe(true);
+    expect(isPastPointOfNoReturn(['confirmOrder'])).toBe(true);
+  });
+});
+
+describe('refundAfterCancellationFee', () => {
+  it.each<[number, number, number, number]>([
+    [4749, 10, 475, 4274],
+    [1000, 10, 100, 900],
+    [999, 10, 100, 899],
+    [5, 10, 1, 4],
+    [4, 10, 0, 4],
+    [0, 10, 0, 0],
+    [4749, 0, 0, 4749],
+    [4749, 100, 4749, 0],
+    [3333, 25, 833, 2500],
+  ])('on a total of %i at %i%%: fee %i, refund %i', (total, percent, fee, refund) => {
+    expect(refundAfterCancellationFee(total, percent)).toEqual({ fee, refund });
+  });
+
+  it('splits the total into two whole amounts in minor units, the fee within the total', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 10_000_000_00 }),
+        fc.integer({ min: 0, max: 100 }),
+        (total, percent) => {
+          const { fee, refund } = refundAfterCancellationFee(total, percent);
+          expect(Number.isInteger(fee)).toBe(true);
+          expect(Number.isInteger(refund)).toBe(true);
+          expect(fee + refund).toBe(total);
+          expect(fee).toBeGreaterThanOrEqual(0);
+          expect(fee).toBeLessThanOrEqual(total);
+          expect(Math.abs(fee - (total * percent) / 100)).toBeLessThanOrEqual(0.5);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('operationKey and fulfilmentInstanceId', () => {
+  it('keys an operation by order and step', () => {
+    expect(operationKey('O-17', 'chargePayment')).toBe('O-17:chargePayment');
+    expect(operationKey('O-17', 'refundPayment')).toBe('O-17:refundPayment');
+  });
+
+  it('gives every step and compensation of every order its own key', () => {
+    const names = [...STEPS, ...COMPENSATIONS];
+    const keys = ['O-1', 'O-2'].flatMap((orderId) => names.map((name) => operationKey(orderId, name)));
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('names the fulfillment instance after the order', () => {
+    expect(fulfilmentInstanceId('O-17')).toBe('fulfil-O-17');
+  });
+});
+
+describe('failures', () => {
+  it('makes a step failure permanent, with its step and code', () => {
+    const error = new StepFailedError('chargePayment', 'over-credit-limit', 'total 5000 over limit 4000');
+    expect(error).toBeInstanceOf(PermanentError);
+    expect(isPermanent(error)).toBe(true);
+    expect(error.step).toBe('chargePayment');
+    expect(error.code).toBe('over-credit-limit');
+    expect(error.name).toBe('StepFailedError');
+  });
+
+  it('treats transient and unknown errors as transient', () => {
+    expect(failureKindOf(new TransientError('store-throttled', '429'))).toBe('transient');
+    expect(failureKindOf(new Error('bug'))).toBe('transient');
+    expect(isPermanent('text')).toBe(false);
+  });
+});

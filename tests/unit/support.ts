@@ -1,0 +1,120 @@
+/** Builders and helpers shared by the domain unit tests. Not a test file itself. */
+import { entryDigest, entryMessageId } from '../../src/domain/digest';
+import { validateEntry } from '../../src/domain/entry';
+import { decide, type Decision, type IncomingMessage, type OrderState } from '../../src/domain/order';
+
+export type Raw = Record<string, unknown>;
+
+export const ORDER_ID = 'O-1';
+
+export function created(sequence: number, transactionId: string, extra: Raw = {}): Raw {
+  return {
+    transactionId,
+    orderId: ORDER_ID,
+    sequence,
+    type: 'OrderCreated',
+    data: { customerId: 'C-9', currency: 'EUR' },
+    ...extra,
+  };
+}
+
+export function added(
+  sequence: number,
+  transactionId: string,
+  quantity: number,
+  unitPrice: number,
+  extra: Raw = {},
+): Raw {
+  return {
+    transactionId,
+    orderId: ORDER_ID,
+    sequence,
+    type: 'TransactionAdded',
+    data: { sku: `SKU-${transactionId}`, quantity, unitPrice },
+    ...extra,
+  };
+}
+
+export function amended(
+  sequence: number,
+  transactionId: string,
+  targetTransactionId: string,
+  change: { quantity?: number; unitPrice?: number },
+  extra: Raw = {},
+): Raw {
+  return {
+    transactionId,
+    orderId: ORDER_ID,
+    sequence,
+    type: 'TransactionAmended',
+    data: { targetTransactionId, ...change },
+    ...extra,
+  };
+}
+
+export function deleted(sequence: number, transactionId: string, extra: Raw = {}): Raw {
+  return { transactionId, orderId: ORDER_ID, sequence, type: 'OrderDeleted', ...extra };
+}
+
+/** The messageId the ledger processor gives a valid entry (CONTRACTS 1.1); a fixed one for an invalid body. */
+export function messageIdOf(raw: unknown): string {
+  const validation = validateEntry(raw);
+  if (!validation.ok) return 'invalid-message';
+  return entryMessageId(validation.value.transactionId, entryDigest(validation.value));
+}
+
+/** A message on `order-transactions` carrying `raw` as its body, in the session of its own order. */
+export function message(raw: Raw, sessionId: string = String(raw.orderId)): IncomingMessage {
+  return { messageId: messageIdOf(raw), sessionId, body: raw };
+}
+
+export type Change = Extract<Decision, { kind: 'change' }>;
+export type Park = Extract<Decision, { kind: 'park' }>;
+export type Duplicate = Extract<Decision, { kind: 'duplicate' }>;
+
+function fail(expected: string, decision: Decision): never {
+  throw new Error(`expected a ${expected} decision, got ${JSON.stringify(decision)}`);
+}
+
+export function asChange(decision: Decision): Change {
+  return decision.kind === 'change' ? decision : fail('change', decision);
+}
+
+export function asPark(decision: Decision): Park {
+  return decision.kind === 'park' ? decision : fail('park', decision);
+}
+
+export function asDuplicate(decision: Decision): Duplicate {
+  return decision.kind === 'duplicate' ? decision : fail('duplicate', decision);
+}
+
+/** Freezes an object graph, so that any write to it throws in strict mode code. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Reflect.ownKeys(value)) {
+      deepFreeze((value as Record<string | symbol, unknown>)[key]);
+    }
+  }
+  return value;
+}
+
+/** Deep copy through JSON: the state is plain JSON by design (it is stored as a document). */
+export function jsonCopy<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** Feeds messages one after the other, threading the state through `change` decisions. */
+export function feed(
+  initial: OrderState | undefined,
+  messages: readonly IncomingMessage[],
+): { state: OrderState | undefined; decisions: Decision[] } {
+  let state = initial;
+  const decisions: Decision[] = [];
+  for (const incoming of messages) {
+    const decision = decide(state, incoming);
+    decisions.push(decision);
+    if (decision.kind === 'change') state = decision.state;
+  }
+  return { state, decisions };
+}

@@ -1,0 +1,337 @@
+/**
+ * An in-memory document store with Cosmos semantics (DESIGN decision 4): 409 on a duplicate id in a
+ * partition, 412 on a stale etag, 404 on a missing document, all-or-nothing transactional batches of
+ * at most MAX_BATCH_OPERATIONS operations, and TTL. The embedded runtime and the tests use it where
+ * production uses `@azure/cosmos`; the contract suite holds both to the same behaviour.
+ */
+import { PermanentError } from '../domain/errors';
+import type {
+  BatchOperation,
+  BatchOperationResult,
+  BatchResult,
+  CreateResult,
+  DeleteResult,
+  Document,
+  DocumentContainer,
+  QuerySpec,
+  ReplaceResult,
+  Stored,
+  UpsertResult,
+  WriteOptions,
+} from '../services/ports';
+import {
+  checkBatch,
+  checkDocument,
+  checkFieldName,
+  checkId,
+  checkPartitionKey,
+  partitionKeyField,
+  sortStored,
+} from './document-rules';
+
+export interface EmbeddedStoreOptions {
+  /** Simulated latency of every round trip, in milliseconds; 0 (the default) still resolves asynchronously. */
+  latencyMs?: number;
+  /** The clock TTL is measured with; tests pass one they can move. Defaults to `Date.now`. */
+  now?: () => number;
+}
+
+export interface EmbeddedContainerOptions {
+  /** As Cosmos `defaultTtl`: undefined or null disables TTL, -1 enables it with no default, n > 0 is seconds. */
+  defaultTtlSeconds?: number | null;
+}
+
+export interface RoundTripCounts {
+  readonly total: number;
+  readonly byContainer: Readonly<Record<string, number>>;
+}
+
+export interface EmbeddedStore {
+  /** The container with this name, created on first use; the same name always returns the same container. */
+  container(name: string, partitionKeyPath: string, options?: EmbeddedContainerOptions): DocumentContainer;
+  /** A snapshot of the round trips made so far: every container call counts one. */
+  readonly roundTrips: RoundTripCounts;
+  resetCounters(): void;
+}
+
+/** A stored document as Cosmos holds it: the caller's fields plus `_etag` and `_ts`. */
+type StoredRecord = Document & { _etag: string; _ts: number };
+
+/** One partition's documents by id. Batches work on a copy of it, so a failure leaves the original untouched. */
+type Partition = Map<string, StoredRecord>;
+
+interface Outcome {
+  status: number;
+  record?: StoredRecord;
+}
+
+interface Registered {
+  container: DocumentContainer;
+  partitionKeyPath: string;
+  defaultTtlSeconds: number | null;
+}
+
+const PRECONDITION_FAILED = 412;
+const FAILED_DEPENDENCY = 424;
+
+/** JSON, not structuredClone: it drops `undefined` and turns dates into strings exactly as the Cosmos wire does. */
+function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function checkDefaultTtl(value: number | null | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  if (value === -1 || (Number.isInteger(value) && value > 0)) return value;
+  throw new PermanentError('bad-ttl', `defaultTtlSeconds ${value} must be null, -1 or seconds > 0`);
+}
+
+export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): EmbeddedStore {
+  const latencyMs = options.latencyMs ?? 0;
+  const now = options.now ?? Date.now;
+  const registered = new Map<string, Registered>();
+  const perContainer = new Map<string, number>();
+  let total = 0;
+  let etagCounter = 0;
+
+  const roundTrip = (containerName: string): Promise<void> => {
+    total += 1;
+    perContainer.set(containerName, (perContainer.get(containerName) ?? 0) + 1);
+    return latencyMs > 0 ? new Promise((resolve) => setTimeout(resolve, latencyMs)) : Promise.resolve();
+  };
+
+  // Quoted, as Cosmos sends them; a store-wide counter keeps every etag unique across containers.
+  const nextEtag = (): string => {
+    etagCounter += 1;
+    return `"00000000-0000-0000-0000-${etagCounter.toString(16).padStart(12, '0')}"`;
+  };
+
+  const stamp = (document: Document): StoredRecord => ({
+    ...document,
+    _etag: nextEtag(),
+    _ts: Math.floor(now() / 1000),
+  });
+
+  function createContainer(
+    name: string,
+    partitionKeyPath: string,
+    defaultTtlSeconds: number | null,
+  ): DocumentContainer {
+    const keyField = partitionKeyField(partitionKeyPath);
+    const partitions = new Map<string, Partition>();
+
+    const expired = (record: StoredRecord): boolean => {
+      if (defaultTtlSeconds === null) return false;
+      const ttl = typeof record.ttl === 'number' ? record.ttl : defaultTtlSeconds;
+      return ttl > 0 && now() >= (record._ts + ttl) * 1000;
+    };
+
+    // Expired documents are dropped when met, so every operation sees them as absent.
+    const live = (partition: Partition, id: string): StoredRecord | undefined => {
+      const record = partition.get(id);
+      if (record === undefined || !expired(record)) return record;
+      partition.delete(id);
+      return undefined;
+    };
+
+    const partitionOf = (partitionKey: string): Partition => {
+      let partition = partitions.get(partitionKey);
+      if (partition === undefined) {
+        partition = new Map();
+        partitions.set(partitionKey, partition);
+      }
+      return partition;
+    };
+
+    const matches = (record: StoredRecord, ifMatch: string | undefined): boolean =>
+      ifMatch === undefined || record._etag === ifMatch;
+
+    const write = (partition: Partition, document: Document, status: number): Outcome => {
+      const record = stamp(document);
+      partition.set(record.id, record);
+      return { status, record };
+    };
+
+    // The single-document rules, applied alike to a live partition or to a batch's staged copy.
+    const apply = (partition: Partition, operation: BatchOperation): Outcome => {
+      switch (operation.op) {
+        case 'create':
+          return live(partition, operation.document.id)
+            ? { status: 409 }
+            : write(partition, operation.document, 201);
+        case 'replace': {
+          const existing = live(partition, operation.document.id);
+          if (existing === undefined) return { status: 404 };
+          if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
+          return write(partition, operation.document, 200);
+        }
+        case 'upsert': {
+          // As in Cosmos, ifMatch only guards an upsert that turns out to be a replace; a missing
+          // document is created whatever etag was given.
+          const existing = live(partition, operation.document.id);
+          if (existing === undefined) return write(partition, operation.document, 201);
+          if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
+          return write(partition, operation.document, 200);
+        }
+        case 'delete': {
+          const existing = live(partition, operation.id);
+          if (existing === undefined) return { status: 404 };
+          if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
+          partition.delete(operation.id);
+          return { status: 204 };
+        }
+        case 'read': {
+          const existing = live(partition, operation.id);
+          return existing === undefined ? { status: 404 } : { status: 200, record: existing };
+        }
+      }
+    };
+
+    const applyToDocument = (document: Document, operation: BatchOperation): Outcome =>
+      apply(partitionOf(checkDocument(document, keyField)), operation);
+
+    const storedOf = <T extends Document>(record: StoredRecord): Stored<T> => ({
+      document: clone(record) as Document as T,
+      etag: record._etag,
+    });
+
+    const preconditionOrMissing = (status: number): { status: 404 } | { status: 412 } =>
+      status === PRECONDITION_FAILED ? { status: PRECONDITION_FAILED } : { status: 404 };
+
+    const etagOf = (outcome: Outcome): string => {
+      if (outcome.record === undefined) throw new Error(`a ${outcome.status} outcome carries no document`);
+      return outcome.record._etag;
+    };
+
+    return {
+      name,
+      partitionKeyPath,
+
+      async create(document: Document): Promise<CreateResult> {
+        const copy = clone(document);
+        await roundTrip(name);
+        const outcome = applyToDocument(copy, { op: 'create', document: copy });
+        return outcome.status === 201 ? { status: 201, etag: etagOf(outcome) } : { status: 409 };
+      },
+
+      async read<T extends Document>(partitionKey: string, id: string): Promise<Stored<T> | undefined> {
+        await roundTrip(name);
+        checkPartitionKey(partitionKey);
+        checkId(id);
+        const partition = partitions.get(partitionKey);
+        const record = partition && live(partition, id);
+        return record ? storedOf<T>(record) : undefined;
+      },
+
+      async replace(document: Document, writeOptions: WriteOptions = {}): Promise<ReplaceResult> {
+        const copy = clone(document);
+        await roundTrip(name);
+        const outcome = applyToDocument(copy, {
+          op: 'replace',
+          document: copy,
+          ifMatch: writeOptions.ifMatch,
+        });
+        return outcome.status === 200
+          ? { status: 200, etag: etagOf(outcome) }
+          : preconditionOrMissing(outcome.status);
+      },
+
+      async upsert(document: Document, writeOptions: WriteOptions = {}): Promise<UpsertResult> {
+        const copy = clone(document);
+        await roundTrip(name);
+        const outcome = applyToDocument(copy, {
+          op: 'upsert',
+          document: copy,
+          ifMatch: writeOptions.ifMatch,
+        });
+        return outcome.status === 200 || outcome.status === 201
+          ? { status: outcome.status, etag: etagOf(outcome) }
+          : { status: PRECONDITION_FAILED };
+      },
+
+      async delete(partitionKey: string, id: string, writeOptions: WriteOptions = {}): Promise<DeleteResult> {
+        await roundTrip(name);
+        checkPartitionKey(partitionKey);
+        checkId(id);
+        const outcome = apply(partitionOf(partitionKey), { op: 'delete', id, ifMatch: writeOptions.ifMatch });
+        return outcome.status === 204 ? { status: 204 } : preconditionOrMissing(outcome.status);
+      },
+
+      async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
+        const copies = clone(operations);
+        await roundTrip(name);
+        checkBatch(partitionKey, copies, keyField);
+        const staged: Partition = new Map(partitionOf(partitionKey));
+        const outcomes: Outcome[] = [];
+        for (const operation of copies) {
+          const outcome = apply(staged, operation);
+          if (outcome.status >= 400) {
+            return {
+              ok: false,
+              results: copies.map((_, index) => ({
+                status: index === outcomes.length ? outcome.status : FAILED_DEPENDENCY,
+              })),
+            };
+          }
+          outcomes.push(outcome);
+        }
+        partitions.set(partitionKey, staged);
+        const results = outcomes.map((outcome): BatchOperationResult => {
+          if (outcome.record === undefined) return { status: outcome.status };
+          const { document, etag } = storedOf(outcome.record);
+          return { status: outcome.status, etag, document };
+        });
+        return { ok: true, results };
+      },
+
+      async query<T extends Document>(spec: QuerySpec): Promise<Array<Stored<T>>> {
+        await roundTrip(name);
+        const conditions = Object.entries(spec.where ?? {}).map(
+          ([field, value]) => [checkFieldName(field), value] as const,
+        );
+        const scanned =
+          spec.partitionKey === undefined
+            ? [...partitions.values()]
+            : [partitions.get(checkPartitionKey(spec.partitionKey)) ?? new Map<string, StoredRecord>()];
+        const found: Array<Stored<T>> = [];
+        for (const partition of scanned) {
+          for (const id of [...partition.keys()]) {
+            const record = live(partition, id);
+            if (record && conditions.every(([field, value]) => record[field] === value)) {
+              found.push(storedOf<T>(record));
+            }
+          }
+        }
+        return sortStored(found, keyField);
+      },
+    };
+  }
+
+  return {
+    container(name: string, partitionKeyPath: string, containerOptions?: EmbeddedContainerOptions) {
+      const defaultTtlSeconds = checkDefaultTtl(containerOptions?.defaultTtlSeconds);
+      const existing = registered.get(name);
+      if (existing !== undefined) {
+        const ttlDiffers = containerOptions !== undefined && existing.defaultTtlSeconds !== defaultTtlSeconds;
+        if (existing.partitionKeyPath !== partitionKeyPath || ttlDiffers) {
+          throw new PermanentError(
+            'container-mismatch',
+            `container ${name} already exists with other settings`,
+          );
+        }
+        return existing.container;
+      }
+      const container = createContainer(name, partitionKeyPath, defaultTtlSeconds);
+      registered.set(name, { container, partitionKeyPath, defaultTtlSeconds });
+      return container;
+    },
+
+    get roundTrips(): RoundTripCounts {
+      return { total, byContainer: Object.fromEntries(perContainer) };
+    },
+
+    resetCounters(): void {
+      total = 0;
+      perContainer.clear();
+    },
+  };
+}

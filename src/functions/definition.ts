@@ -2,7 +2,13 @@
  * One definition per function: the trigger options and the handler, used both by the Azure
  * registration (`app.serviceBusQueue`) and by the embedded Functions host. The host never runs a copy.
  */
-import type { FunctionInput, InvocationContext } from '@azure/functions';
+import type {
+  FunctionInput,
+  HttpMethod,
+  HttpRequest,
+  HttpResponseInit,
+  InvocationContext,
+} from '@azure/functions';
 import type { ActivityHandler, OrchestrationHandler } from 'durable-functions';
 
 export interface ServiceBusQueueFunction {
@@ -26,4 +32,14 @@ export interface OrchestrationDefinition {
 export interface ActivityDefinition {
   name: string;
   handler: ActivityHandler;
+}
+
+/** An HTTP function, as passed to `app.http`. */
+export interface HttpFunctionDefinition {
+  name: string;
+  route: string;
+  methods: HttpMethod[];
+  authLevel: 'anonymous' | 'function' | 'admin';
+  extraInputs?: FunctionInput[];
+  handler: (request: HttpRequest, context: InvocationContext) => Promise<HttpResponseInit>;
 }

@@ -3,9 +3,17 @@
  * and registers every function definition with the Functions host.
  */
 import { app } from '@azure/functions';
+import * as df from 'durable-functions';
 import { DefaultAzureCredential } from '@azure/identity';
 import { readSettings } from '../adapters/settings';
 import { createCosmosClient, createCosmosContainer } from '../adapters/cosmos-store';
+import {
+  createBuiltInDownstream,
+  DOWNSTREAM_CONTAINER,
+  DOWNSTREAM_PARTITION_KEY_PATH,
+  INVENTORY_CONTAINER,
+  INVENTORY_PARTITION_KEY_PATH,
+} from '../adapters/downstream';
 import { createServiceBusSender } from '../adapters/service-bus-sender';
 import { createApplicationInsightsTelemetry } from '../adapters/telemetry';
 import { durableClientInput, durableOrchestrationClient } from '../adapters/durable-client';
@@ -14,21 +22,22 @@ import { createOrderCache } from '../services/order-cache';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../services/order-documents';
 import { ledgerProcessor } from './ledger-processor';
 import { orderTransactions } from './order-transactions';
-import type { ServiceBusQueueFunction } from './definition';
+import { ordersHttp } from './orders-http';
+import { sagaDefinitions } from './fulfil-order';
 
 const settings = readSettings(process.env);
 const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.managedIdentityClientId });
-const cosmos = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential });
-const orders = createCosmosContainer(
-  cosmos.database(settings.cosmosDatabase).container(ORDERS_CONTAINER),
-  ORDERS_PARTITION_KEY_PATH,
+const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential }).database(
+  settings.cosmosDatabase,
 );
+const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDERS_PARTITION_KEY_PATH);
 const sender = createServiceBusSender(settings.serviceBusNamespace, credential);
 const telemetry = createApplicationInsightsTelemetry(settings.applicationInsightsConnectionString);
 const cache = createOrderCache();
 
-const orderTransactionsFunction: ServiceBusQueueFunction = {
-  ...orderTransactions((context) => ({
+for (const definition of [
+  ledgerProcessor({ sender, telemetry }),
+  orderTransactions((context) => ({
     orders,
     sender,
     telemetry,
@@ -36,20 +45,45 @@ const orderTransactionsFunction: ServiceBusQueueFunction = {
     fulfilment: fulfilmentStarter(durableOrchestrationClient(context)),
     inboxMarkerTtlSeconds: settings.inboxMarkerTtlSeconds,
   })),
-  extraInputs: [durableClientInput],
-};
-
-export const serviceBusFunctions: ServiceBusQueueFunction[] = [
-  ledgerProcessor({ sender, telemetry }),
-  orderTransactionsFunction,
-];
-
-for (const definition of serviceBusFunctions) {
+]) {
   app.serviceBusQueue(definition.name, {
     queueName: definition.queueName,
     connection: definition.connection,
     isSessionsEnabled: definition.isSessionsEnabled,
-    extraInputs: definition.extraInputs,
+    extraInputs: definition.name === 'orderTransactions' ? [durableClientInput] : undefined,
+    handler: definition.handler,
+  });
+}
+
+const saga = sagaDefinitions(
+  {
+    orders,
+    downstream: createBuiltInDownstream({
+      inventory: createCosmosContainer(database.container(INVENTORY_CONTAINER), INVENTORY_PARTITION_KEY_PATH),
+      records: createCosmosContainer(database.container(DOWNSTREAM_CONTAINER), DOWNSTREAM_PARTITION_KEY_PATH),
+      catalog: settings.fulfilment.catalog,
+      creditLimit: settings.fulfilment.creditLimit,
+    }),
+    telemetry,
+    now: Date.now,
+  },
+  settings.fulfilment,
+);
+for (const orchestration of saga.orchestrations)
+  df.app.orchestration(orchestration.name, orchestration.handler);
+for (const activity of saga.activities) df.app.activity(activity.name, { handler: activity.handler });
+
+for (const definition of ordersHttp((context) => ({
+  orders,
+  orchestrations: durableOrchestrationClient(context),
+  cancellationFeePercent: settings.fulfilment.cancellationFeePercent,
+  now: Date.now,
+}))) {
+  app.http(definition.name, {
+    route: definition.route,
+    methods: definition.methods,
+    authLevel: definition.authLevel,
+    extraInputs: [durableClientInput],
     handler: definition.handler,
   });
 }

@@ -161,7 +161,16 @@ function orderDocument(
       sessionId: state.orderId,
       body: rejection.entry,
       correlationId: correlationId ?? undefined,
-      applicationProperties: { transactionId: rejection.transactionId, sequence: rejection.sequence },
+      // The message in hand keeps its own properties (CONTRACTS 1); one released from the buffer
+      // only has what its entry says.
+      applicationProperties:
+        rejection.messageId === message.messageId
+          ? { ...message.applicationProperties }
+          : {
+              transactionId: rejection.transactionId,
+              sequence: rejection.sequence,
+              final: rejection.entry.final === true,
+            },
       transactionId: rejection.transactionId,
       reason: 'rejected',
       description: rejection.description,

@@ -2,6 +2,7 @@
  * The Telemetry port: Application Insights on Azure when its connection string is set (DESIGN
  * decision 6), a recording one in the embedded runtime whose counts feed the run's report.
  */
+import type { TokenCredential } from '@azure/identity';
 import type { Telemetry, TelemetryProperties } from '../services/ports';
 
 function stringProperties(properties: TelemetryProperties | undefined): Record<string, string> {
@@ -16,12 +17,17 @@ function stringProperties(properties: TelemetryProperties | undefined): Record<s
  * Started only when a connection string is given: without one nothing is loaded, so no exporter
  * keeps the process alive or writes retry files (NOTES-RUNTIME).
  */
-export function createApplicationInsightsTelemetry(connectionString: string | undefined): Telemetry {
+export function createApplicationInsightsTelemetry(
+  connectionString: string | undefined,
+  credential?: TokenCredential,
+): Telemetry {
   if (connectionString === undefined) return { event() {}, metric() {} };
   // Loaded on demand: the package starts OpenTelemetry machinery as soon as it is used.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { TelemetryClient } = require('applicationinsights') as typeof import('applicationinsights');
   const client = new TelemetryClient(connectionString);
+  // Local auth is off on the Application Insights resource (Bicep): ingestion needs a Entra token.
+  if (credential !== undefined) client.config.aadTokenCredential = credential;
   return {
     event(name, properties) {
       client.trackEvent({ name, properties: stringProperties(properties) });

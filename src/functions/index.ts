@@ -32,7 +32,10 @@ const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credent
 );
 const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDERS_PARTITION_KEY_PATH);
 const sender = createServiceBusSender(settings.serviceBusNamespace, credential);
-const telemetry = createApplicationInsightsTelemetry(settings.applicationInsightsConnectionString);
+const telemetry = createApplicationInsightsTelemetry(
+  settings.applicationInsightsConnectionString,
+  credential,
+);
 const cache = createOrderCache();
 
 for (const definition of [

@@ -89,6 +89,6 @@ export async function forwardLedgerBatch(
   // Forward first: should parking fail, the redelivery re-sends and duplicate detection drops repeats.
   if (forwards.length > 0) await deps.sender.send(QUEUE.orderTransactions, forwards);
   await park(deps, parks);
-  deps.telemetry.metric('ledger.entriesForwarded', forwards.length, { batchId, correlationId });
+  deps.telemetry.metric('ledger.entriesForwarded', forwards.length);
   return { batchId, forwarded: forwards.length, parked: parks.length };
 }

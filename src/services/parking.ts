@@ -45,13 +45,16 @@ export async function park(
   if (requests.length === 0) return;
   await deps.sender.send(QUEUE.parked, requests.map(parkedMessage));
   for (const request of requests) {
-    deps.telemetry.metric('messages.parked', 1, {
+    // Metric dimensions stay few (each value is a series); the ids go on the event.
+    deps.telemetry.metric('messages.parked', 1, { reason: request.reason, queue: request.fromQueue });
+    deps.telemetry.event('MessageParked', {
       reason: request.reason,
       queue: request.fromQueue,
       messageId: request.messageId,
       sessionId: request.sessionId,
       transactionId: request.transactionId,
       correlationId: request.correlationId,
+      description: request.description,
     });
     if (request.reason === 'digest-mismatch') {
       deps.telemetry.event('Alert.DigestMismatch', {

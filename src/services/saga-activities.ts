@@ -163,11 +163,7 @@ export async function runOperation(
   deps.telemetry.metric(
     `saga.operation.${outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed'}`,
     1,
-    {
-      orderId,
-      operation: name,
-      correlationId: input.order.correlationId,
-    },
+    { operation: name },
   );
   if (thrown !== undefined) throw thrown;
   return outcome;
@@ -239,5 +235,5 @@ export async function raiseSagaAlert(deps: SagaDeps, alert: AlertInput): Promise
     alerts: record.alerts,
     correlationId: alert.order.correlationId,
   });
-  deps.telemetry.metric('saga.alerts', 1, { orderId: alert.order.orderId, instanceId: alert.instanceId });
+  deps.telemetry.metric('saga.alerts', 1);
 }

@@ -1,0 +1,277 @@
+// Everything the order pipeline needs on Azure, identity-based end to end: no connection string or
+// key is created, read or handed to the app. Deploy with
+//   az deployment group create -g <rg> -f bicep/main.bicep -p bicep/main.bicepparam
+// (docs/deploy.md).
+
+targetScope = 'resourceGroup'
+
+@description('Lowercase letters and digits; starts every resource name.')
+@minLength(3)
+@maxLength(11)
+param baseName string = 'orderconvoy'
+
+@description('Region of every resource; it must offer the Flex Consumption plan.')
+param location string = resourceGroup().location
+
+param tags object = {}
+
+// --- Service Bus
+
+@allowed([
+  'Standard'
+  'Premium'
+])
+param serviceBusSku string = 'Premium'
+
+@allowed([
+  1
+  2
+  4
+  8
+  16
+])
+param serviceBusPremiumCapacity int = 1
+
+@description('Duplicate detection window of the three queues (ISO 8601 duration).')
+param duplicateDetectionHistoryTimeWindow string = 'PT1H'
+
+@minValue(1)
+@maxValue(2000)
+param maxDeliveryCount int = 10
+
+@description('Grant Azure Service Bus Data Owner on the trigger queues so the scale controller can read queue lengths (see modules/roles.bicep).')
+param grantServiceBusDataOwnerForScaling bool = false
+
+// --- Cosmos DB
+
+@allowed([
+  'serverless'
+  'provisioned'
+])
+param cosmosCapacityMode string = 'serverless'
+
+@minValue(1000)
+param cosmosAutoscaleMaxThroughput int = 1000
+
+param cosmosDatabaseName string = 'orderpipeline'
+
+// --- Function App (Flex Consumption)
+
+@allowed([
+  512
+  2048
+  4096
+])
+param instanceMemoryMB int = 2048
+
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 100
+
+// --- The app's settings (src/adapters/settings.ts; defaults equal to its DEFAULTS)
+
+@description('Lifetime of an inbox marker; must outlast any redelivery of the same message.')
+@minValue(60)
+param inboxMarkerTtlSeconds int = 1209600
+
+@description('Durable task hub: 3 to 45 letters and digits, starting with a letter.')
+@minLength(3)
+@maxLength(45)
+param durableTaskHubName string = 'orderfulfilment'
+
+@description('Stock per sku of the built-in inventory, e.g. {"SKU-1": 100}.')
+param inventoryCatalog object = {}
+
+@minValue(0)
+param paymentCreditLimit int = 100000
+
+@minValue(0)
+@maxValue(100)
+param cancellationFeePercent int = 10
+
+@minValue(1)
+param retryFirstIntervalMs int = 1000
+
+// A string because Bicep has no decimal type; the code accepts any number >= 1.
+param retryBackoffCoefficient string = '2'
+
+@minValue(1)
+param retryMaxIntervalMs int = 30000
+
+@minValue(1)
+@maxValue(100)
+param retryMaxAttempts int = 5
+
+@minValue(1)
+param reviewTimeoutMinutes int = 1440
+
+// --- Operations
+
+@description('E-mail address that receives the alerts.')
+param alertEmail string
+
+@description('Object id of a developer who runs `func start` against these resources; empty for none.')
+param developerPrincipalId string = ''
+
+var suffix = uniqueString(resourceGroup().id, baseName)
+var prefix = toLower(baseName)
+var names = {
+  identity: 'id-${prefix}-${suffix}'
+  logAnalytics: 'log-${prefix}-${suffix}'
+  appInsights: 'appi-${prefix}-${suffix}'
+  serviceBus: 'sb-${prefix}-${suffix}'
+  cosmos: 'cosmos-${prefix}-${suffix}'
+  // Storage account names: 3 to 24 lowercase letters and digits.
+  storage: 'st${take(replace(prefix, '-', ''), 9)}${suffix}'
+  plan: 'plan-${prefix}-${suffix}'
+  functionApp: 'func-${prefix}-${suffix}'
+}
+var deploymentContainerName = 'app-package'
+
+module identity 'modules/identity.bicep' = {
+  name: 'identity'
+  params: {
+    name: names.identity
+    location: location
+    tags: tags
+  }
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    logAnalyticsName: names.logAnalytics
+    appInsightsName: names.appInsights
+    location: location
+    tags: tags
+  }
+}
+
+module serviceBus 'modules/servicebus.bicep' = {
+  name: 'serviceBus'
+  params: {
+    name: names.serviceBus
+    location: location
+    tags: tags
+    sku: serviceBusSku
+    premiumCapacity: serviceBusPremiumCapacity
+    duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
+    maxDeliveryCount: maxDeliveryCount
+  }
+}
+
+module cosmos 'modules/cosmos.bicep' = {
+  name: 'cosmos'
+  params: {
+    accountName: names.cosmos
+    location: location
+    tags: tags
+    databaseName: cosmosDatabaseName
+    capacityMode: cosmosCapacityMode
+    autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+  }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  params: {
+    name: names.storage
+    location: location
+    tags: tags
+    deploymentContainerName: deploymentContainerName
+  }
+}
+
+module appRoles 'modules/roles.bicep' = {
+  name: 'appRoles'
+  params: {
+    principalId: identity.outputs.principalId
+    principalType: 'ServicePrincipal'
+    serviceBusNamespaceName: serviceBus.outputs.name
+    ledgerQueueName: serviceBus.outputs.ledgerQueueName
+    orderTransactionsQueueName: serviceBus.outputs.orderTransactionsQueueName
+    parkedQueueName: serviceBus.outputs.parkedQueueName
+    storageAccountName: storage.outputs.name
+    appInsightsName: monitoring.outputs.appInsightsName
+    cosmosAccountName: cosmos.outputs.name
+    cosmosDatabaseName: cosmos.outputs.databaseName
+    grantServiceBusDataOwnerForScaling: grantServiceBusDataOwnerForScaling
+  }
+}
+
+// The same data roles for a developer's own login (DefaultAzureCredential under `func start`).
+module developerRoles 'modules/roles.bicep' = if (!empty(developerPrincipalId)) {
+  name: 'developerRoles'
+  params: {
+    principalId: developerPrincipalId
+    principalType: 'User'
+    serviceBusNamespaceName: serviceBus.outputs.name
+    ledgerQueueName: serviceBus.outputs.ledgerQueueName
+    orderTransactionsQueueName: serviceBus.outputs.orderTransactionsQueueName
+    parkedQueueName: serviceBus.outputs.parkedQueueName
+    storageAccountName: storage.outputs.name
+    appInsightsName: monitoring.outputs.appInsightsName
+    cosmosAccountName: cosmos.outputs.name
+    cosmosDatabaseName: cosmos.outputs.databaseName
+  }
+}
+
+module functionApp 'modules/functionapp.bicep' = {
+  name: 'functionApp'
+  // The app starts polling its triggers as soon as it exists: grant its roles first.
+  dependsOn: [
+    appRoles
+  ]
+  params: {
+    planName: names.plan
+    appName: names.functionApp
+    location: location
+    tags: tags
+    identityId: identity.outputs.id
+    identityClientId: identity.outputs.clientId
+    storageAccountName: storage.outputs.name
+    storageBlobEndpoint: storage.outputs.blobEndpoint
+    deploymentContainerName: storage.outputs.deploymentContainerName
+    appInsightsName: monitoring.outputs.appInsightsName
+    serviceBusFullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
+    cosmosEndpoint: cosmos.outputs.endpoint
+    cosmosDatabaseName: cosmos.outputs.databaseName
+    instanceMemoryMB: instanceMemoryMB
+    maximumInstanceCount: maximumInstanceCount
+    inboxMarkerTtlSeconds: inboxMarkerTtlSeconds
+    durableTaskHubName: durableTaskHubName
+    inventoryCatalog: inventoryCatalog
+    paymentCreditLimit: paymentCreditLimit
+    cancellationFeePercent: cancellationFeePercent
+    retryFirstIntervalMs: retryFirstIntervalMs
+    retryBackoffCoefficient: retryBackoffCoefficient
+    retryMaxIntervalMs: retryMaxIntervalMs
+    retryMaxAttempts: retryMaxAttempts
+    reviewTimeoutMinutes: reviewTimeoutMinutes
+  }
+}
+
+module alerts 'modules/alerts.bicep' = {
+  name: 'alerts'
+  params: {
+    namePrefix: prefix
+    location: location
+    tags: tags
+    alertEmail: alertEmail
+    serviceBusNamespaceId: serviceBus.outputs.id
+    appInsightsId: monitoring.outputs.appInsightsId
+  }
+}
+
+output functionAppName string = functionApp.outputs.name
+output functionAppHostName string = functionApp.outputs.defaultHostName
+output serviceBusNamespace string = serviceBus.outputs.name
+output serviceBusFullyQualifiedNamespace string = serviceBus.outputs.fullyQualifiedNamespace
+output cosmosAccountName string = cosmos.outputs.name
+output cosmosEndpoint string = cosmos.outputs.endpoint
+output cosmosDatabaseName string = cosmos.outputs.databaseName
+output storageAccountName string = storage.outputs.name
+output identityClientId string = identity.outputs.clientId
+output identityPrincipalId string = identity.outputs.principalId
+output appInsightsName string = monitoring.outputs.appInsightsName
+output logAnalyticsWorkspaceName string = monitoring.outputs.workspaceName

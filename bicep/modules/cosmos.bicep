@@ -1,0 +1,126 @@
+// Cosmos DB (NoSQL) account, the database and the `orders` container (src/services/order-documents.ts).
+
+param accountName string
+param location string
+param tags object = {}
+param databaseName string
+
+@description('serverless: pay per request; provisioned: autoscale throughput on the container. Fixed once the account exists.')
+@allowed([
+  'serverless'
+  'provisioned'
+])
+param capacityMode string = 'serverless'
+
+@description('Autoscale ceiling in RU/s when capacityMode is provisioned.')
+@minValue(1000)
+param autoscaleMaxThroughput int = 1000
+
+var serverless = capacityMode == 'serverless'
+
+resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+  name: accountName
+  location: location
+  tags: tags
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    locations: [
+      {
+        locationName: location
+        failoverPriority: 0
+        isZoneRedundant: false
+      }
+    ]
+    // Session consistency: a handler reads its own writes, which the etag checks rely on.
+    consistencyPolicy: {
+      defaultConsistencyLevel: 'Session'
+    }
+    capabilities: serverless ? [{ name: 'EnableServerless' }] : []
+    // Entra ID only for data; keys are refused.
+    disableLocalAuth: true
+    // Databases and containers change only through ARM (this file), never from a data-plane client.
+    disableKeyBasedMetadataWriteAccess: true
+    minimalTlsVersion: 'Tls12'
+    publicNetworkAccess: 'Enabled'
+  }
+}
+
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+  parent: account
+  name: databaseName
+  properties: {
+    resource: {
+      id: databaseName
+    }
+  }
+}
+
+// One partition per order: the order document, its inbox markers and its saga record share a
+// partition, so one transactional batch writes marker and order atomically (DESIGN decision 3).
+resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: 'orders'
+  properties: {
+    resource: {
+      id: 'orders'
+      partitionKey: {
+        paths: [
+          '/orderId'
+        ]
+        kind: 'Hash'
+        version: 2
+      }
+      // -1 turns TTL on without expiring anything by default: only items that carry their own
+      // `ttl` (the inbox markers, INBOX_MARKER_TTL_SECONDS) expire.
+      defaultTtl: -1
+    }
+    // Serverless accounts take no throughput setting.
+    options: serverless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }
+  }
+}
+
+// The built-in downstream services (src/adapters/downstream.ts): stock per sku, shared by every
+// order, hence its own partition key; and the records of charges, shipments and confirmations,
+// kept apart from the orders as an external system would keep them.
+resource inventoryContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: 'inventory'
+  properties: {
+    resource: {
+      id: 'inventory'
+      partitionKey: {
+        paths: [
+          '/sku'
+        ]
+        kind: 'Hash'
+        version: 2
+      }
+    }
+    options: serverless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }
+  }
+}
+
+resource downstreamContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: 'downstream'
+  properties: {
+    resource: {
+      id: 'downstream'
+      partitionKey: {
+        paths: [
+          '/orderId'
+        ]
+        kind: 'Hash'
+        version: 2
+      }
+    }
+    options: serverless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }
+  }
+}
+
+output id string = account.id
+output name string = account.name
+output endpoint string = account.properties.documentEndpoint
+output databaseName string = database.name
+output containerName string = ordersContainer.name

@@ -1,0 +1,201 @@
+// The Flex Consumption plan and the Function App. Its app settings are exactly what the code and the
+// host read (src/adapters/settings.ts SETTING, plus the runtime's identity-based connection settings);
+// tests/contract/bicep-consistency.test.ts fails when the two drift apart.
+
+param planName string
+param appName string
+param location string
+param tags object = {}
+
+param identityId string
+param identityClientId string
+
+param storageAccountName string
+param storageBlobEndpoint string
+param deploymentContainerName string
+
+param appInsightsName string
+param serviceBusFullyQualifiedNamespace string
+param cosmosEndpoint string
+param cosmosDatabaseName string
+
+@allowed([
+  512
+  2048
+  4096
+])
+param instanceMemoryMB int = 2048
+
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 100
+
+// Values of the app's own settings (defaults as in src/adapters/settings.ts DEFAULTS).
+param inboxMarkerTtlSeconds int
+param durableTaskHubName string
+param inventoryCatalog object
+param paymentCreditLimit int
+param cancellationFeePercent int
+param retryFirstIntervalMs int
+param retryBackoffCoefficient string
+param retryMaxIntervalMs int
+param retryMaxAttempts int
+param reviewTimeoutMinutes int
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+resource plan 'Microsoft.Web/serverfarms@2024-11-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: 'functionapp'
+  sku: {
+    name: 'FC1'
+    tier: 'FlexConsumption'
+  }
+  properties: {
+    // Linux.
+    reserved: true
+  }
+}
+
+resource site 'Microsoft.Web/sites@2024-11-01' = {
+  name: appName
+  location: location
+  tags: tags
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identityId}': {}
+    }
+  }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: '${storageBlobEndpoint}${deploymentContainerName}'
+          authentication: {
+            type: 'UserAssignedIdentity'
+            userAssignedIdentityResourceId: identityId
+          }
+        }
+      }
+      scaleAndConcurrency: {
+        instanceMemoryMB: instanceMemoryMB
+        maximumInstanceCount: maximumInstanceCount
+      }
+      // Flex Consumption takes the runtime here; FUNCTIONS_WORKER_RUNTIME and
+      // FUNCTIONS_EXTENSION_VERSION are not app settings on this plan.
+      runtime: {
+        name: 'node'
+        version: '20'
+      }
+    }
+    siteConfig: {
+      minTlsVersion: '1.2'
+      appSettings: [
+        // Host storage and Durable's Azure Storage provider (host.json connectionName AzureWebJobsStorage),
+        // reached with the user-assigned identity.
+        {
+          name: 'AzureWebJobsStorage__accountName'
+          value: storageAccountName
+        }
+        {
+          name: 'AzureWebJobsStorage__credential'
+          value: 'managedidentity'
+        }
+        {
+          name: 'AzureWebJobsStorage__clientId'
+          value: identityClientId
+        }
+        // The triggers' connection (`connection: 'ServiceBusConnection'`); the code's sender reads the
+        // namespace from the same setting.
+        {
+          name: 'ServiceBusConnection__fullyQualifiedNamespace'
+          value: serviceBusFullyQualifiedNamespace
+        }
+        {
+          name: 'ServiceBusConnection__credential'
+          value: 'managedidentity'
+        }
+        {
+          name: 'ServiceBusConnection__clientId'
+          value: identityClientId
+        }
+        {
+          name: 'CosmosDb__accountEndpoint'
+          value: cosmosEndpoint
+        }
+        {
+          name: 'CosmosDb__databaseName'
+          value: cosmosDatabaseName
+        }
+        // DefaultAzureCredential in the code picks the user-assigned identity by this client id.
+        {
+          name: 'AZURE_CLIENT_ID'
+          value: identityClientId
+        }
+        // Identifies the resource only; with DisableLocalAuth ingestion also needs an Entra token,
+        // which the host gets from the authentication string below.
+        {
+          name: 'APPLICATIONINSIGHTS_CONNECTION_STRING'
+          value: appInsights.properties.ConnectionString
+        }
+        {
+          name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING'
+          value: 'ClientId=${identityClientId};Authorization=AAD'
+        }
+        {
+          name: 'INBOX_MARKER_TTL_SECONDS'
+          value: string(inboxMarkerTtlSeconds)
+        }
+        {
+          name: 'DURABLE_TASK_HUB_NAME'
+          value: durableTaskHubName
+        }
+        {
+          name: 'INVENTORY_CATALOG'
+          value: string(inventoryCatalog)
+        }
+        {
+          name: 'PAYMENT_CREDIT_LIMIT'
+          value: string(paymentCreditLimit)
+        }
+        {
+          name: 'CANCELLATION_FEE_PERCENT'
+          value: string(cancellationFeePercent)
+        }
+        {
+          name: 'RETRY_FIRST_INTERVAL_MS'
+          value: string(retryFirstIntervalMs)
+        }
+        {
+          name: 'RETRY_BACKOFF_COEFFICIENT'
+          value: retryBackoffCoefficient
+        }
+        {
+          name: 'RETRY_MAX_INTERVAL_MS'
+          value: string(retryMaxIntervalMs)
+        }
+        {
+          name: 'RETRY_MAX_ATTEMPTS'
+          value: string(retryMaxAttempts)
+        }
+        {
+          name: 'REVIEW_TIMEOUT_MINUTES'
+          value: string(reviewTimeoutMinutes)
+        }
+      ]
+    }
+  }
+}
+
+output id string = site.id
+output name string = site.name
+output defaultHostName string = site.properties.defaultHostName

@@ -1,0 +1,193 @@
+// Data-plane role assignments for one principal: the Function App's managed identity, and optionally
+// a developer who runs the app with `func start` against the same resources. Each role is scoped to
+// the narrowest resource that covers what the code does.
+
+param principalId string
+
+@allowed([
+  'ServicePrincipal'
+  'User'
+  'Group'
+])
+param principalType string = 'ServicePrincipal'
+
+param serviceBusNamespaceName string
+param ledgerQueueName string
+param orderTransactionsQueueName string
+param parkedQueueName string
+param storageAccountName string
+param appInsightsName string
+param cosmosAccountName string
+param cosmosDatabaseName string
+
+@description('Also grant Azure Service Bus Data Owner on the two trigger queues (see below).')
+param grantServiceBusDataOwnerForScaling bool = false
+
+// Built-in role definition ids (the same in every tenant).
+var role = {
+  serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
+  serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
+  storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
+  storageQueueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
+  storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
+  monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
+}
+
+// Cosmos DB Built-in Data Contributor: a Cosmos data-plane role, not an Azure RBAC role.
+var cosmosDataContributorRoleId = '00000000-0000-0000-0000-000000000002'
+
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+  name: serviceBusNamespaceName
+}
+
+resource ledgerQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
+  parent: namespace
+  name: ledgerQueueName
+}
+
+resource orderTransactionsQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
+  parent: namespace
+  name: orderTransactionsQueueName
+}
+
+resource parkedQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = {
+  parent: namespace
+  name: parkedQueueName
+}
+
+resource storage 'Microsoft.Storage/storageAccounts@2024-01-01' existing = {
+  name: storageAccountName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+  name: cosmosAccountName
+}
+
+// --- Service Bus: the triggers receive from ledger and order-transactions; the code sends to
+// order-transactions (ledger processor) and parked (both handlers). Nothing in the app sends to
+// ledger (the producer does) or reads parked (a person does).
+
+resource receiveLedger 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(ledgerQueue.id, principalId, role.serviceBusDataReceiver)
+  scope: ledgerQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataReceiver)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource receiveOrderTransactions 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(orderTransactionsQueue.id, principalId, role.serviceBusDataReceiver)
+  scope: orderTransactionsQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataReceiver)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource sendOrderTransactions 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(orderTransactionsQueue.id, principalId, role.serviceBusDataSender)
+  scope: orderTransactionsQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataSender)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource sendParked 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(parkedQueue.id, principalId, role.serviceBusDataSender)
+  scope: parkedQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataSender)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+// The Service Bus extension reads a trigger queue's message count through the administration API,
+// which needs the Manage right (Data Owner). With Receiver alone it falls back to peeking, and
+// scale-out decisions are less accurate. Off by default: Data Owner can also create and delete.
+resource ownLedgerForScaling 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwnerForScaling) {
+  name: guid(ledgerQueue.id, principalId, role.serviceBusDataOwner)
+  scope: ledgerQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataOwner)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource ownOrderTransactionsForScaling 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwnerForScaling) {
+  name: guid(orderTransactionsQueue.id, principalId, role.serviceBusDataOwner)
+  scope: orderTransactionsQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataOwner)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+// --- Storage: blob (host locks, deployment package, Durable's large payloads and leases),
+// queue (Durable's control and work-item queues), table (Durable's history and instances).
+
+resource storageBlob 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(storage.id, principalId, role.storageBlobDataOwner)
+  scope: storage
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.storageBlobDataOwner)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource storageQueue 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(storage.id, principalId, role.storageQueueDataContributor)
+  scope: storage
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.storageQueueDataContributor)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource storageTable 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(storage.id, principalId, role.storageTableDataContributor)
+  scope: storage
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.storageTableDataContributor)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+// --- Application Insights: Entra-authenticated ingestion (DisableLocalAuth) needs this role.
+
+resource publishTelemetry 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(appInsights.id, principalId, role.monitoringMetricsPublisher)
+  scope: appInsights
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.monitoringMetricsPublisher)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+// --- Cosmos DB: read and write items of the app's database only (not other databases of the account).
+
+resource cosmosData 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+  parent: cosmos
+  name: guid(cosmos.id, cosmosDatabaseName, principalId, cosmosDataContributorRoleId)
+  properties: {
+    roleDefinitionId: '${cosmos.id}/sqlRoleDefinitions/${cosmosDataContributorRoleId}'
+    principalId: principalId
+    scope: '${cosmos.id}/dbs/${cosmosDatabaseName}'
+  }
+}

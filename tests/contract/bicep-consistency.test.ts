@@ -1,0 +1,646 @@
+/**
+ * The Bicep and the code must describe the same app: the settings the code reads are the settings
+ * the Function App gets, the queues and the container are the ones of CONTRACTS 1 and DESIGN 3, and
+ * no key or connection string is anywhere. There is no Bicep compiler on these machines, so each
+ * check is a small function over the .bicep text; the second half of the file feeds the checks
+ * copies changed on one side only and proves that each one fails.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { SETTING } from '../../src/adapters/settings';
+import { QUEUE } from '../../src/services/queues';
+import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
+import {
+  DOWNSTREAM_CONTAINER,
+  DOWNSTREAM_PARTITION_KEY_PATH,
+  INVENTORY_CONTAINER,
+  INVENTORY_PARTITION_KEY_PATH,
+} from '../../src/adapters/downstream';
+
+const ROOT = join(__dirname, '..', '..');
+const BICEP_DIR = join(ROOT, 'bicep');
+
+/** What CONTRACTS 1 says of each queue; a flag it leaves open is not checked. */
+interface QueueContract {
+  requiresSession: boolean;
+  requiresDuplicateDetection?: boolean;
+}
+
+const QUEUE_CONTRACT: Readonly<Record<string, QueueContract>> = {
+  [QUEUE.ledger]: { requiresSession: true },
+  [QUEUE.orderTransactions]: { requiresSession: true, requiresDuplicateDetection: true },
+  [QUEUE.parked]: { requiresSession: false, requiresDuplicateDetection: true },
+};
+
+/** Settings the Functions runtime reads for itself, allowed besides the code's own. */
+function isRuntimeSetting(name: string): boolean {
+  return (
+    name.startsWith('AzureWebJobsStorage__') ||
+    [
+      'FUNCTIONS_EXTENSION_VERSION',
+      'ServiceBusConnection__credential',
+      'ServiceBusConnection__clientId',
+      'APPLICATIONINSIGHTS_AUTHENTICATION_STRING',
+    ].includes(name)
+  );
+}
+
+/** local.settings.json also names the worker and may point host storage at a connection string (Azurite). */
+function isLocalRuntimeSetting(name: string): boolean {
+  return isRuntimeSetting(name) || name === 'FUNCTIONS_WORKER_RUNTIME' || name === 'AzureWebJobsStorage';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading Bicep text
+
+interface BicepFile {
+  path: string;
+  text: string;
+}
+
+const CODE = 0;
+const STRING = 1;
+const COMMENT = 2;
+
+/**
+ * Classifies every character as code, string literal or comment, following Bicep's lexical rules:
+ * `'...'` with `\` escapes and `${...}` interpolations (code, possibly holding strings), `'''...'''`
+ * verbatim strings, `//` and `/* *\/` comments.
+ */
+function classify(text: string): Uint8Array {
+  const kind = new Uint8Array(text.length);
+  // Each entry is an open interpolation's brace depth; empty means top-level code.
+  const interpolations: number[] = [];
+  let inString = false;
+  let i = 0;
+  const mark = (from: number, to: number, k: number) => kind.fill(k, from, Math.min(to, text.length));
+  while (i < text.length) {
+    if (inString) {
+      if (text[i] === '\\') {
+        mark(i, i + 2, STRING);
+        i += 2;
+      } else if (text.startsWith('${', i)) {
+        interpolations.push(0);
+        inString = false;
+        i += 2;
+      } else {
+        mark(i, i + 1, STRING);
+        if (text[i] === "'") inString = false;
+        i += 1;
+      }
+    } else if (text.startsWith("'''", i)) {
+      const end = text.indexOf("'''", i + 3);
+      const stop = end === -1 ? text.length : end + 3;
+      mark(i, stop, STRING);
+      i = stop;
+    } else if (text.startsWith('//', i)) {
+      const end = text.indexOf('\n', i);
+      const stop = end === -1 ? text.length : end;
+      mark(i, stop, COMMENT);
+      i = stop;
+    } else if (text.startsWith('/*', i)) {
+      const end = text.indexOf('*/', i + 2);
+      const stop = end === -1 ? text.length : end + 2;
+      mark(i, stop, COMMENT);
+      i = stop;
+    } else if (text[i] === "'") {
+      mark(i, i + 1, STRING);
+      inString = true;
+      i += 1;
+    } else {
+      const depth = interpolations.length;
+      if (depth > 0 && text[i] === '{') interpolations[depth - 1] += 1;
+      if (depth > 0 && text[i] === '}') {
+        if (interpolations[depth - 1] === 0) {
+          interpolations.pop();
+          inString = true;
+        } else {
+          interpolations[depth - 1] -= 1;
+        }
+      }
+      i += 1;
+    }
+  }
+  return kind;
+}
+
+/** The text with comments blanked out (same length, so positions still line up). */
+function stripComments(text: string): string {
+  const kind = classify(text);
+  let result = '';
+  for (let i = 0; i < text.length; i += 1) {
+    result += kind[i] === COMMENT && text[i] !== '\n' ? ' ' : text[i];
+  }
+  return result;
+}
+
+/** Index of the bracket closing the one at `open` (`{` or `[`), ignoring strings and comments. */
+function closingBracket(text: string, open: number): number {
+  const kind = classify(text);
+  const opener = text[open];
+  const closer = opener === '{' ? '}' : ']';
+  let depth = 0;
+  for (let i = open; i < text.length; i += 1) {
+    if (kind[i] !== CODE) continue;
+    if (text[i] === opener) depth += 1;
+    if (text[i] === closer) depth -= 1;
+    if (depth === 0) return i;
+  }
+  throw new Error(`unbalanced ${opener} at offset ${open}`);
+}
+
+interface ResourceBlock {
+  file: string;
+  symbol: string;
+  type: string;
+  existing: boolean;
+  /** From the opening `{` to its closing `}`, comments blanked. */
+  body: string;
+}
+
+/** Every `resource` declaration of the files, with its body. */
+function resourceBlocks(files: readonly BicepFile[]): ResourceBlock[] {
+  const blocks: ResourceBlock[] = [];
+  for (const file of files) {
+    const text = stripComments(file.text);
+    const kind = classify(text);
+    const header = /\bresource\s+(\w+)\s+'([^'@]+)@[^']*'/g;
+    for (let match = header.exec(text); match !== null; match = header.exec(text)) {
+      if (kind[match.index] !== CODE) continue;
+      const open = text.indexOf('{', match.index + match[0].length);
+      const between = text.slice(match.index + match[0].length, open);
+      blocks.push({
+        file: file.path,
+        symbol: match[1],
+        type: match[2],
+        existing: /\bexisting\b/.test(between),
+        body: text.slice(open, closingBracket(text, open) + 1),
+      });
+    }
+  }
+  return blocks;
+}
+
+/** Resources of one type that the files declare (not `existing` references). */
+function declared(files: readonly BicepFile[], type: string): ResourceBlock[] {
+  return resourceBlocks(files).filter(
+    (block) => block.type.toLowerCase() === type.toLowerCase() && !block.existing,
+  );
+}
+
+/** The raw text of the first `key: value` in a body (the key matched case-insensitively). */
+function property(body: string, key: string): string | undefined {
+  const match = new RegExp(`(?:^|[\\s{,])${key}\\s*:\\s*([^\\n]*)`, 'i').exec(body);
+  return match?.[1].trim();
+}
+
+function booleanProperty(body: string, key: string): boolean | undefined {
+  const value = property(body, key);
+  return value === 'true' ? true : value === 'false' ? false : undefined;
+}
+
+/** A property whose value is a string literal, e.g. `name: 'ledger'`; undefined for an expression. */
+function literalProperty(body: string, key: string): string | undefined {
+  return /^'([^'$]*)'$/.exec(property(body, key) ?? '')?.[1];
+}
+
+/** The string literals of the array that follows `key:` in a body. */
+function arrayOfLiterals(body: string, key: string): string[] | undefined {
+  const match = new RegExp(`(?:^|[\\s{,])${key}\\s*:\\s*\\[`, 'i').exec(body);
+  if (match === null) return undefined;
+  const open = match.index + match[0].length - 1;
+  const items = body.slice(open + 1, closingBracket(body, open));
+  return [...items.matchAll(/'([^']*)'/g)].map((item) => item[1]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks: each returns the problems it finds, an empty list when all is well.
+
+/** (a) The Function App's app settings are exactly the code's settings plus the runtime's own. */
+function checkAppSettings(files: readonly BicepFile[], settingNames: readonly string[]): string[] {
+  const sites = declared(files, 'Microsoft.Web/sites');
+  if (sites.length !== 1) return [`expected one Microsoft.Web/sites, found ${sites.length}`];
+  const body = sites[0].body;
+  const match = /\bappSettings\s*:\s*\[/.exec(body);
+  if (match === null) return ['the Function App has no siteConfig.appSettings array'];
+  const open = match.index + match[0].length - 1;
+  const entries = body.slice(open + 1, closingBracket(body, open));
+  const given = [...entries.matchAll(/\bname\s*:\s*'([^']+)'/g)].map((entry) => entry[1]);
+  const problems: string[] = [];
+  for (const name of settingNames) {
+    if (!given.includes(name))
+      problems.push(`app setting ${name} is read by the code but not set in the Bicep`);
+  }
+  for (const name of given) {
+    if (!settingNames.includes(name) && !isRuntimeSetting(name)) {
+      problems.push(`app setting ${name} is set in the Bicep but read by neither the code nor the runtime`);
+    }
+  }
+  for (const name of new Set(given)) {
+    if (given.filter((other) => other === name).length > 1) problems.push(`app setting ${name} is set twice`);
+  }
+  return problems;
+}
+
+/** (b) Every queue of the code exists with the flags of CONTRACTS 1, and none is partitioned. */
+function checkQueues(
+  files: readonly BicepFile[],
+  contract: Readonly<Record<string, QueueContract>>,
+  queueNames: readonly string[],
+): string[] {
+  const problems: string[] = [];
+  const queues = new Map<string, string>();
+  for (const block of declared(files, 'Microsoft.ServiceBus/namespaces/queues')) {
+    queues.set(literalProperty(block.body, 'name') ?? `<${block.symbol}>`, block.body);
+  }
+  for (const name of queueNames) {
+    const expected = contract[name];
+    if (expected === undefined)
+      problems.push(`queue ${name} has no entry in the contract table of this test`);
+    const body = queues.get(name);
+    if (body === undefined) {
+      problems.push(`queue ${name} is used by the code but not declared in the Bicep`);
+      continue;
+    }
+    const session = booleanProperty(body, 'requiresSession') ?? false;
+    if (expected !== undefined && session !== expected.requiresSession) {
+      problems.push(
+        `queue ${name}: requiresSession is ${session}, CONTRACTS 1 says ${expected.requiresSession}`,
+      );
+    }
+    const duplicates = booleanProperty(body, 'requiresDuplicateDetection') ?? false;
+    if (
+      expected?.requiresDuplicateDetection !== undefined &&
+      duplicates !== expected.requiresDuplicateDetection
+    ) {
+      problems.push(
+        `queue ${name}: requiresDuplicateDetection is ${duplicates}, CONTRACTS 1 says ${expected.requiresDuplicateDetection}`,
+      );
+    }
+    if (booleanProperty(body, 'enablePartitioning') === true) {
+      problems.push(`queue ${name} is partitioned: the sender's multi-session batches would be refused`);
+    }
+  }
+  for (const name of queues.keys()) {
+    if (!queueNames.includes(name))
+      problems.push(`queue ${name} is declared in the Bicep but unknown to the code`);
+  }
+  return problems;
+}
+
+/** (c) The container the code writes to is partitioned by its key and has TTL on. */
+function checkOrdersContainer(
+  files: readonly BicepFile[],
+  containerName: string,
+  partitionKeyPath: string,
+  requireTtl = true,
+): string[] {
+  const container = declared(files, 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers').find(
+    (block) => literalProperty(block.body, 'name') === containerName,
+  );
+  if (container === undefined) return [`container ${containerName} is not declared in the Bicep`];
+  const problems: string[] = [];
+  const paths = arrayOfLiterals(container.body, 'paths');
+  if (paths === undefined || paths.length !== 1 || paths[0] !== partitionKeyPath) {
+    problems.push(
+      `container ${containerName}: partition key is ${JSON.stringify(paths)}, the code uses ${partitionKeyPath}`,
+    );
+  }
+  const ttl = Number(property(container.body, 'defaultTtl'));
+  if ((requireTtl && !Number.isInteger(ttl)) || (ttl !== -1 && ttl <= 0)) {
+    problems.push(
+      `container ${containerName}: TTL is off (defaultTtl must be -1 or > 0); inbox markers would never expire`,
+    );
+  }
+  return problems;
+}
+
+const FORBIDDEN: ReadonlyArray<[RegExp, string]> = [
+  [/\blist\w*Keys?\s*\(/i, 'a listKeys() call'],
+  [/\blistConnectionStrings\s*\(/i, 'a listConnectionStrings() call'],
+  [/SharedAccessKey/i, 'a shared access key'],
+  [/AccountKey\s*=/i, 'a storage account key'],
+  [/DefaultEndpointsProtocol\s*=/i, 'a storage connection string'],
+  [/Endpoint\s*=\s*sb:\/\//i, 'a Service Bus connection string'],
+  [/AuthorizationRules/i, 'a SAS authorization rule'],
+  [/\bprimary(Master|ReadonlyMaster)?Key\b/i, 'an account key'],
+  [/\bconnectionStrings\s*:/i, 'site connection strings'],
+];
+
+/** (d) No key or connection string anywhere (comments excepted), and local auth off everywhere. */
+function checkNoSecrets(files: readonly BicepFile[]): string[] {
+  const problems: string[] = [];
+  const insights = new Set(
+    resourceBlocks(files)
+      .filter((b) => b.type === 'Microsoft.Insights/components')
+      .map((b) => b.symbol),
+  );
+  for (const file of files) {
+    let code = stripComments(file.text);
+    for (const [pattern, what] of FORBIDDEN) {
+      if (pattern.test(code)) problems.push(`${file.path} contains ${what}`);
+    }
+    // The only connection string allowed is Application Insights', which identifies the resource
+    // and, with local auth disabled, grants nothing without an Entra token.
+    code = code.replace(/\b(\w+)\.properties\.ConnectionString\b/g, (whole, symbol: string) =>
+      insights.has(symbol) ? '' : whole,
+    );
+    if (/connectionString/i.test(code))
+      problems.push(`${file.path} reads a connection string other than Application Insights'`);
+  }
+  return problems;
+}
+
+/** (d) Service Bus, Cosmos DB and Application Insights refuse keys; storage refuses shared keys. */
+function checkLocalAuthDisabled(files: readonly BicepFile[]): string[] {
+  const problems: string[] = [];
+  const rules: ReadonlyArray<[string, string, boolean]> = [
+    ['Microsoft.ServiceBus/namespaces', 'disableLocalAuth', true],
+    ['Microsoft.DocumentDB/databaseAccounts', 'disableLocalAuth', true],
+    ['Microsoft.Insights/components', 'DisableLocalAuth', true],
+    ['Microsoft.Storage/storageAccounts', 'allowSharedKeyAccess', false],
+  ];
+  for (const [type, key, required] of rules) {
+    const blocks = declared(files, type);
+    if (blocks.length === 0) problems.push(`no ${type} is declared`);
+    for (const block of blocks) {
+      if (booleanProperty(block.body, key) !== required) {
+        problems.push(`${type} ${block.symbol} (${block.file}): ${key} must be ${required}`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** (e) local.settings.sample.json names the same settings as the code (plus the runtime's). */
+function checkLocalSettings(sample: unknown, settingNames: readonly string[]): string[] {
+  const values = (sample as { Values?: Record<string, unknown> }).Values;
+  if (values === undefined) return ['local.settings.sample.json has no Values'];
+  const given = Object.keys(values);
+  const problems: string[] = [];
+  for (const name of settingNames) {
+    if (!given.includes(name)) problems.push(`local.settings.sample.json lacks ${name}`);
+  }
+  for (const name of given) {
+    if (!settingNames.includes(name) && !isLocalRuntimeSetting(name)) {
+      problems.push(`local.settings.sample.json sets ${name}, which the code does not read`);
+    }
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function readBicepFiles(dir: string): BicepFile[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && /\.bicep(param)?$/.test(entry.name))
+    .map((entry) => {
+      const path = join(entry.parentPath, entry.name);
+      return { path: relative(ROOT, path), text: readFileSync(path, 'utf8') };
+    })
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+const FILES = readBicepFiles(BICEP_DIR);
+const TEMPLATES = FILES.filter((file) => file.path.endsWith('.bicep'));
+const SETTING_NAMES: readonly string[] = Object.values(SETTING);
+const QUEUE_NAMES: readonly string[] = Object.values(QUEUE);
+const LOCAL_SAMPLE: unknown = JSON.parse(readFileSync(join(ROOT, 'local.settings.sample.json'), 'utf8'));
+
+/** A copy of the files with one file's text changed; fails if the edit changed nothing. */
+function edit(files: readonly BicepFile[], path: string, change: (text: string) => string): BicepFile[] {
+  return files.map((file) => {
+    if (file.path !== join('bicep', path)) return file;
+    const text = change(file.text);
+    if (text === file.text) throw new Error(`the edit of ${path} changed nothing`);
+    return { ...file, text };
+  });
+}
+
+/** Replaces the first `search` after `anchor` (so one resource of several can be changed). */
+function replaceAfter(text: string, anchor: string, search: string, replacement: string): string {
+  const at = text.indexOf(anchor);
+  if (at === -1) return text;
+  const found = text.indexOf(search, at);
+  return found === -1 ? text : text.slice(0, found) + replacement + text.slice(found + search.length);
+}
+
+describe('the Bicep agrees with the code', () => {
+  it('finds the templates', () => {
+    expect(TEMPLATES.map((file) => file.path)).toEqual(
+      expect.arrayContaining([join('bicep', 'main.bicep'), join('bicep', 'modules', 'functionapp.bicep')]),
+    );
+  });
+
+  it('(a) gives the Function App exactly the settings the code reads', () => {
+    expect(checkAppSettings(TEMPLATES, SETTING_NAMES)).toEqual([]);
+  });
+
+  it('(b) declares the queues of CONTRACTS 1 with their flags, unpartitioned', () => {
+    expect(checkQueues(TEMPLATES, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([]);
+  });
+
+  it('(c) partitions the orders container by /orderId with TTL on', () => {
+    expect(checkOrdersContainer(TEMPLATES, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH)).toEqual([]);
+  });
+
+  it('(c) declares the containers of the built-in downstream services with their partition keys', () => {
+    expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH, false)).toEqual(
+      [],
+    );
+    expect(
+      checkOrdersContainer(TEMPLATES, DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH, false),
+    ).toEqual([]);
+    expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, '/orderId', false)).toHaveLength(1);
+  });
+
+  it('(d) holds no key or connection string, and disables local auth', () => {
+    expect(checkNoSecrets(FILES)).toEqual([]);
+    expect(checkLocalAuthDisabled(TEMPLATES)).toEqual([]);
+  });
+
+  it('(e) local.settings.sample.json names the same settings', () => {
+    expect(checkLocalSettings(LOCAL_SAMPLE, SETTING_NAMES)).toEqual([]);
+  });
+});
+
+describe('each check fails when one side changes', () => {
+  const functionApp = 'modules/functionapp.bicep';
+  const serviceBus = 'modules/servicebus.bicep';
+  const cosmos = 'modules/cosmos.bicep';
+
+  it('(a) a setting removed from the Bicep', () => {
+    const files = edit(TEMPLATES, functionApp, (text) =>
+      text.replace(/\{\s*name: 'PAYMENT_CREDIT_LIMIT'[^}]*\}/, ''),
+    );
+    expect(checkAppSettings(files, SETTING_NAMES)).toEqual([
+      'app setting PAYMENT_CREDIT_LIMIT is read by the code but not set in the Bicep',
+    ]);
+  });
+
+  it('(a) a setting added to the code only', () => {
+    expect(checkAppSettings(TEMPLATES, [...SETTING_NAMES, 'ORDER_ARCHIVE_DAYS'])).toEqual([
+      'app setting ORDER_ARCHIVE_DAYS is read by the code but not set in the Bicep',
+    ]);
+  });
+
+  it('(a) a setting added to the Bicep only, unless the runtime reads it', () => {
+    const add = (name: string) =>
+      edit(TEMPLATES, functionApp, (text) =>
+        text.replace('appSettings: [', `appSettings: [\n{ name: '${name}'\n value: 'x' }`),
+      );
+    expect(checkAppSettings(add('ORDER_ARCHIVE_DAYS'), SETTING_NAMES)).toEqual([
+      'app setting ORDER_ARCHIVE_DAYS is set in the Bicep but read by neither the code nor the runtime',
+    ]);
+    expect(checkAppSettings(add('FUNCTIONS_EXTENSION_VERSION'), SETTING_NAMES)).toEqual([]);
+    expect(checkAppSettings(add('AzureWebJobsStorage__blobServiceUri'), SETTING_NAMES)).toEqual([]);
+  });
+
+  it('(a) a setting renamed on one side', () => {
+    const files = edit(TEMPLATES, functionApp, (text) =>
+      text.replace("'CosmosDb__databaseName'", "'COSMOS_DATABASE'"),
+    );
+    expect(checkAppSettings(files, SETTING_NAMES)).toEqual([
+      'app setting CosmosDb__databaseName is read by the code but not set in the Bicep',
+      'app setting COSMOS_DATABASE is set in the Bicep but read by neither the code nor the runtime',
+    ]);
+  });
+
+  it('(b) requiresSession flipped on order-transactions', () => {
+    const files = edit(TEMPLATES, serviceBus, (text) =>
+      replaceAfter(text, "name: 'order-transactions'", 'requiresSession: true', 'requiresSession: false'),
+    );
+    expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
+      'queue order-transactions: requiresSession is false, CONTRACTS 1 says true',
+    ]);
+  });
+
+  it('(b) requiresSession turned on for parked', () => {
+    const files = edit(TEMPLATES, serviceBus, (text) =>
+      replaceAfter(text, "name: 'parked'", 'requiresSession: false', 'requiresSession: true'),
+    );
+    expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
+      'queue parked: requiresSession is true, CONTRACTS 1 says false',
+    ]);
+  });
+
+  it('(b) duplicate detection removed from order-transactions', () => {
+    const files = edit(TEMPLATES, serviceBus, (text) =>
+      replaceAfter(text, "name: 'order-transactions'", 'requiresDuplicateDetection: true', ''),
+    );
+    expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
+      'queue order-transactions: requiresDuplicateDetection is false, CONTRACTS 1 says true',
+    ]);
+  });
+
+  it('(b) a partitioned queue', () => {
+    const files = edit(TEMPLATES, serviceBus, (text) =>
+      replaceAfter(text, "name: 'ledger'", 'enablePartitioning: false', 'enablePartitioning: true'),
+    );
+    expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
+      "queue ledger is partitioned: the sender's multi-session batches would be refused",
+    ]);
+  });
+
+  it('(b) a queue renamed in the Bicep, or added to the code only', () => {
+    const files = edit(TEMPLATES, serviceBus, (text) => text.replace("name: 'parked'", "name: 'parking'"));
+    expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
+      'queue parked is used by the code but not declared in the Bicep',
+      'queue parking is declared in the Bicep but unknown to the code',
+    ]);
+    expect(checkQueues(TEMPLATES, QUEUE_CONTRACT, [...QUEUE_NAMES, 'order-events'])).toEqual([
+      'queue order-events has no entry in the contract table of this test',
+      'queue order-events is used by the code but not declared in the Bicep',
+    ]);
+  });
+
+  it('(c) another partition key, or TTL off', () => {
+    const otherKey = edit(TEMPLATES, cosmos, (text) => text.replace("'/orderId'", "'/id'"));
+    expect(checkOrdersContainer(otherKey, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH)).toEqual([
+      'container orders: partition key is ["/id"], the code uses /orderId',
+    ]);
+    const noTtl = edit(TEMPLATES, cosmos, (text) => text.replace('defaultTtl: -1', ''));
+    expect(checkOrdersContainer(noTtl, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH)).toEqual([
+      'container orders: TTL is off (defaultTtl must be -1 or > 0); inbox markers would never expire',
+    ]);
+    expect(checkOrdersContainer(TEMPLATES, 'orders-v2', ORDERS_PARTITION_KEY_PATH)).toEqual([
+      'container orders-v2 is not declared in the Bicep',
+    ]);
+  });
+
+  it('(d) a key or a connection string, but not in a comment', () => {
+    const withKeys = edit(TEMPLATES, 'modules/storage.bicep', (text) =>
+      text.replace(
+        'output name string',
+        "output conn string = 'DefaultEndpointsProtocol=https;AccountName=x;AccountKey=${account.listKeys().keys[0].value}'\noutput name string",
+      ),
+    );
+    expect(checkNoSecrets(withKeys)).toEqual([
+      'bicep/modules/storage.bicep contains a listKeys() call',
+      'bicep/modules/storage.bicep contains a storage account key',
+      'bicep/modules/storage.bicep contains a storage connection string',
+    ]);
+    const withSas = edit(TEMPLATES, serviceBus, (text) =>
+      text.replace(
+        'output id string',
+        "output sas string = 'Endpoint=sb://x/;SharedAccessKeyName=RootManageSharedAccessKey'\noutput id string",
+      ),
+    );
+    expect(checkNoSecrets(withSas)).toEqual([
+      'bicep/modules/servicebus.bicep contains a shared access key',
+      'bicep/modules/servicebus.bicep contains a Service Bus connection string',
+    ]);
+    const cosmosString = edit(TEMPLATES, cosmos, (text) =>
+      text.replace(
+        'output id string',
+        'output cs string = account.properties.ConnectionString\noutput id string',
+      ),
+    );
+    expect(checkNoSecrets(cosmosString)).toEqual([
+      "bicep/modules/cosmos.bicep reads a connection string other than Application Insights'",
+    ]);
+    const inComment = edit(TEMPLATES, cosmos, (text) => `// never listKeys() or AccountKey=\n${text}`);
+    expect(checkNoSecrets(inComment)).toEqual([]);
+  });
+
+  it('(d) local auth left on', () => {
+    const cosmosKeys = edit(TEMPLATES, cosmos, (text) =>
+      text.replace('disableLocalAuth: true', 'disableLocalAuth: false'),
+    );
+    expect(checkLocalAuthDisabled(cosmosKeys)).toEqual([
+      'Microsoft.DocumentDB/databaseAccounts account (bicep/modules/cosmos.bicep): disableLocalAuth must be true',
+    ]);
+    const serviceBusKeys = edit(TEMPLATES, serviceBus, (text) => text.replace('disableLocalAuth: true', ''));
+    expect(checkLocalAuthDisabled(serviceBusKeys)).toEqual([
+      'Microsoft.ServiceBus/namespaces namespace (bicep/modules/servicebus.bicep): disableLocalAuth must be true',
+    ]);
+    const insightsKeys = edit(TEMPLATES, 'modules/monitoring.bicep', (text) =>
+      text.replace('DisableLocalAuth: true', 'DisableLocalAuth: false'),
+    );
+    expect(checkLocalAuthDisabled(insightsKeys)).toEqual([
+      'Microsoft.Insights/components appInsights (bicep/modules/monitoring.bicep): DisableLocalAuth must be true',
+    ]);
+    const sharedKeys = edit(TEMPLATES, 'modules/storage.bicep', (text) =>
+      text.replace('allowSharedKeyAccess: false', 'allowSharedKeyAccess: true'),
+    );
+    expect(checkLocalAuthDisabled(sharedKeys)).toEqual([
+      'Microsoft.Storage/storageAccounts account (bicep/modules/storage.bicep): allowSharedKeyAccess must be false',
+    ]);
+  });
+
+  it('(e) a setting missing from, or unknown to, local.settings.sample.json', () => {
+    const values = (LOCAL_SAMPLE as { Values: Record<string, string> }).Values;
+    const withoutTaskHub = {
+      Values: Object.fromEntries(Object.entries(values).filter(([name]) => name !== 'DURABLE_TASK_HUB_NAME')),
+    };
+    expect(checkLocalSettings(withoutTaskHub, SETTING_NAMES)).toEqual([
+      'local.settings.sample.json lacks DURABLE_TASK_HUB_NAME',
+    ]);
+    expect(checkLocalSettings({ Values: { ...values, ORDER_ARCHIVE_DAYS: '30' } }, SETTING_NAMES)).toEqual([
+      'local.settings.sample.json sets ORDER_ARCHIVE_DAYS, which the code does not read',
+    ]);
+    expect(checkLocalSettings(LOCAL_SAMPLE, [...SETTING_NAMES, 'ORDER_ARCHIVE_DAYS'])).toEqual([
+      'local.settings.sample.json lacks ORDER_ARCHIVE_DAYS',
+    ]);
+  });
+});

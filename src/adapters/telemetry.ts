@@ -33,9 +33,17 @@ export function createApplicationInsightsTelemetry(
       client.trackEvent({ name, properties: stringProperties(properties) });
     },
     metric(name, value, properties) {
-      client.trackMetric({ name, value, properties: stringProperties(properties) });
+      client.trackMetric({ name, value, properties: metricDimensions(properties) });
     },
   };
+}
+
+/** Each distinct value of a metric dimension makes a series: ids belong on events and logs, not here. */
+const METRIC_DIMENSIONS = new Set(['reason', 'queue', 'operation', 'outcome']);
+
+function metricDimensions(properties: TelemetryProperties | undefined): Record<string, string> {
+  const all = stringProperties(properties);
+  return Object.fromEntries(Object.entries(all).filter(([key]) => METRIC_DIMENSIONS.has(key)));
 }
 
 export interface RecordedTelemetry extends Telemetry {

@@ -23,10 +23,14 @@ export interface TransactionRecord {
   outcome: SlotOutcome;
 }
 
+/** The message's application properties, kept so that a later park keeps them too. */
+export type MessageProperties = Record<string, string | number | boolean>;
+
 export interface BufferedEntry {
   messageId: string;
   digest: string;
   entry: Entry;
+  properties: MessageProperties;
 }
 
 export interface OrderState {
@@ -50,12 +54,14 @@ export interface IncomingMessage {
   messageId: string;
   sessionId: string;
   body: unknown;
+  applicationProperties?: MessageProperties;
 }
 
 /** An entry that took its slot but broke a business rule: it is parked with reason `rejected`. */
 export interface Rejection {
   messageId: string;
   entry: Entry;
+  properties: MessageProperties;
   transactionId: string;
   sequence: number;
   description: string;
@@ -140,11 +146,23 @@ export function decide(state: OrderState | undefined, message: IncomingMessage):
   const admitted = admit(message);
   if (admitted.kind === 'park') return admitted;
   const { entry, digest } = admitted;
-  return decideEntry(state ?? newOrderState(entry.orderId), entry, digest, message.messageId);
+  return decideEntry(
+    state ?? newOrderState(entry.orderId),
+    entry,
+    digest,
+    message.messageId,
+    message.applicationProperties,
+  );
 }
 
 /** Checks 3 to 6 of CONTRACTS 1.3 for a valid entry already known to be in its own session. */
-export function decideEntry(state: OrderState, entry: Entry, digest: string, messageId: string): Decision {
+export function decideEntry(
+  state: OrderState,
+  entry: Entry,
+  digest: string,
+  messageId: string,
+  properties: MessageProperties = {},
+): Decision {
   const { transactionId, sequence } = entry;
   const seen = state.transactions[transactionId];
   if (seen) {
@@ -178,7 +196,7 @@ export function decideEntry(state: OrderState, entry: Entry, digest: string, mes
   };
   if (sequence > state.appliedSequence + 1) {
     next.transactions[transactionId] = { digest, sequence, outcome: 'buffered' };
-    next.buffered = [...state.buffered, { messageId, digest, entry }].sort(
+    next.buffered = [...state.buffered, { messageId, digest, entry, properties }].sort(
       (a, b) => a.entry.sequence - b.entry.sequence,
     );
     return {
@@ -211,6 +229,7 @@ export function decideEntry(state: OrderState, entry: Entry, digest: string, mes
       rejected.push({
         messageId: waiting.messageId,
         entry: waiting.entry,
+        properties: waiting.properties,
         transactionId: waiting.entry.transactionId,
         sequence: waiting.entry.sequence,
         description: result.rejection,
@@ -219,7 +238,7 @@ export function decideEntry(state: OrderState, entry: Entry, digest: string, mes
     return outcome;
   };
 
-  const outcome = take({ messageId, digest, entry });
+  const outcome = take({ messageId, digest, entry, properties });
   while (next.buffered.length > 0 && next.buffered[0].entry.sequence === next.appliedSequence + 1) {
     const [released, ...rest] = next.buffered;
     next.buffered = rest;

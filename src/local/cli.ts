@@ -2,15 +2,22 @@
  * `npm start`: runs the whole pipeline on the embedded runtime (CONTRACTS 3). Exit code 0 when the
  * run completed, whatever the input held; 2 with a message when it could not run.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parseCatalog } from '../adapters/settings';
 import { ConfigurationError } from '../domain/errors';
 import { parseCliArgs, parseInputFile, UsageError, type CliOptions, type InputLine } from './cli-args';
 import { createEmbeddedApp, type EmbeddedApp } from './embedded-app';
 import type { Report } from './report';
 
-const SAMPLES = resolve(__dirname, '..', '..', '..', 'samples');
+/** The package root, found from here whether this runs compiled (dist/src/local) or from source. */
+function packageRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+const SAMPLES = join(packageRoot(), 'samples');
 
 function readText(path: string, what: string): string {
   try {

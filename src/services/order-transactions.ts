@@ -79,6 +79,7 @@ export async function processOrderTransaction(
       entry,
       digest,
       message.messageId,
+      message.applicationProperties,
     );
     if (decision.kind === 'duplicate') {
       await redoOutbox(deps, stored, message.messageId);
@@ -161,16 +162,7 @@ function orderDocument(
       sessionId: state.orderId,
       body: rejection.entry,
       correlationId: correlationId ?? undefined,
-      // The message in hand keeps its own properties (CONTRACTS 1); one released from the buffer
-      // only has what its entry says.
-      applicationProperties:
-        rejection.messageId === message.messageId
-          ? { ...message.applicationProperties }
-          : {
-              transactionId: rejection.transactionId,
-              sequence: rejection.sequence,
-              final: rejection.entry.final === true,
-            },
+      applicationProperties: rejection.properties,
       transactionId: rejection.transactionId,
       reason: 'rejected',
       description: rejection.description,

@@ -288,7 +288,9 @@ describe('decide: 5. buffered, then released in order', () => {
     });
     expect(first.state.status).toBe('pending');
     expect(first.state.appliedSequence).toBe(0);
-    expect(first.state.buffered).toEqual([{ messageId: messageIdOf(T2), digest: digestOf(T2), entry: T2 }]);
+    expect(first.state.buffered).toEqual([
+      { messageId: messageIdOf(T2), digest: digestOf(T2), entry: T2, properties: {} },
+    ]);
     expect(first.state.transactions).toEqual({
       'T-2': { digest: digestOf(T2), sequence: 2, outcome: 'buffered' },
     });
@@ -382,6 +384,7 @@ describe('decide: 6. rejected for a business rule, slot taken, later entries go 
       {
         messageId: messageIdOf(raw),
         entry: entryOf(raw),
+        properties: {},
         transactionId: raw.transactionId,
         sequence: raw.sequence,
         description: expect.any(String),

@@ -1,0 +1,188 @@
+/** The `npm start` command (CONTRACTS 3), through `main` as the CLI entry point calls it. */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/local/cli';
+import type { Report } from '../../src/local/report';
+import { SAMPLE_PATH } from './support';
+
+describe('npm start (main)', () => {
+  let dir: string;
+  let stdout: string[];
+  let stderr: string[];
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'convoy-cli-'));
+    stdout = [];
+    stderr = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stdout.push(String(chunk));
+      return true;
+    });
+    jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stderr.push(String(chunk));
+      return true;
+    });
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const readReport = (path: string): Report => JSON.parse(readFileSync(path, 'utf8')) as Report;
+
+  it('--input and --report: writes the report with orders, parked, deadLettered and stats', async () => {
+    const reportPath = join(dir, 'report.json');
+
+    expect(await main(['--input', SAMPLE_PATH, '--report', reportPath])).toBe(0);
+
+    const report = readReport(reportPath);
+    expect(Object.keys(report)).toEqual(
+      expect.arrayContaining(['orders', 'parked', 'deadLettered', 'stats']),
+    );
+    expect(Object.keys(report.stats).sort()).toEqual(
+      ['applied', 'buffered', 'deadLettered', 'duplicates', 'messages', 'parked'].sort(),
+    );
+    // The worked example of CONTRACTS 1.1 is O-17 of the sample.
+    expect(report.orders.find((order) => order.orderId === 'O-17')).toMatchObject({
+      status: 'submitted',
+      customerId: 'C-9',
+      currency: 'EUR',
+      lines: [
+        { transactionId: 'T-2', sku: 'SKU-1', quantity: 3, unitPrice: 1250 },
+        { transactionId: 'T-4', sku: 'SKU-2', quantity: 1, unitPrice: 999 },
+      ],
+      total: 4749,
+      appliedSequence: 4,
+      waitingFor: null,
+    });
+    expect(report.parked.length).toBeGreaterThan(0);
+    expect(report.deadLettered).toEqual([]);
+    expect(stderr.join('')).toBe('');
+    expect(stdout.join('')).toContain(`report written to ${reportPath}`);
+  });
+
+  it('done when: --seed 7 with duplicate, crashAfterCommit and transient faults reports as the run without', async () => {
+    const clean = join(dir, 'clean.json');
+    const faulty = join(dir, 'faulty.json');
+    const faults = 'duplicate=0.2,crashAfterCommit=0.1,transient=0.1';
+
+    const codes = await Promise.all([
+      main(['--input', SAMPLE_PATH, '--seed', '7', '--report', clean, '--quiet']),
+      main(['--input', SAMPLE_PATH, '--seed', '7', '--faults', faults, '--report', faulty, '--quiet']),
+    ]);
+
+    expect(codes).toEqual([0, 0]);
+    const [without, withFaults] = [readReport(clean), readReport(faulty)];
+    expect(withFaults.orders).toEqual(without.orders);
+    expect(withFaults.parked).toEqual(without.parked);
+    expect(withFaults.deadLettered).toEqual([]);
+    expect(without.orders.length).toBeGreaterThan(0);
+  });
+
+  describe('exit code 2 with a message naming the problem', () => {
+    async function refused(argv: string[]): Promise<string> {
+      expect(await main(argv)).toBe(2);
+      return stderr.join('');
+    }
+
+    it('an unreadable input file', async () => {
+      const missing = join(dir, 'missing.ndjson');
+      const message = await refused(['--input', missing]);
+      expect(message).toContain('--input');
+      expect(message).toContain(missing);
+      expect(message).toContain('ENOENT');
+    });
+
+    it('a bad flag', async () => {
+      expect(await refused(['--input', SAMPLE_PATH, '--bogus', '1'])).toContain('unknown flag --bogus');
+    });
+
+    it('a flag without its value', async () => {
+      expect(await refused(['--input'])).toContain('--input needs a value');
+    });
+
+    it('a bad seed', async () => {
+      expect(await refused(['--input', SAMPLE_PATH, '--seed', 'seven'])).toMatch(
+        /--seed must be an integer.*"seven"/,
+      );
+    });
+
+    it('an unknown fault', async () => {
+      const message = await refused(['--input', SAMPLE_PATH, '--faults', 'duplicate=0.1,meteor=0.5']);
+      expect(message).toContain('--faults');
+      expect(message).toContain('meteor');
+    });
+
+    it('a fault probability out of range', async () => {
+      const message = await refused(['--input', SAMPLE_PATH, '--faults', 'duplicate=1.5']);
+      expect(message).toContain('--faults');
+      expect(message).toContain('duplicate');
+      expect(message).toContain('between 0 and 1');
+    });
+
+    it('a malformed input line, named by file and line number', async () => {
+      const input = file(
+        'broken.ndjson',
+        [
+          JSON.stringify({ messageId: 'B-1', sessionId: 'main', body: { batchId: 'B-1', entries: [] } }),
+          '{"messageId": "B-2", "body": ',
+        ].join('\n'),
+      );
+      const message = await refused(['--input', input]);
+      expect(message).toContain(`${input}:2`);
+      expect(message).toContain('not valid JSON');
+    });
+
+    it('an input line without a messageId', async () => {
+      const input = file('nomessageid.ndjson', `${JSON.stringify({ sessionId: 'main', body: {} })}\n`);
+      const message = await refused(['--input', input]);
+      expect(message).toContain(`${input}:1`);
+      expect(message).toContain('messageId');
+    });
+
+    afterEach(() => {
+      expect(stdout.join('')).toBe('');
+    });
+  });
+
+  it('exit 0 on an input full of bad bodies: each parked, whole or entry by entry', async () => {
+    const lines = [
+      { messageId: 'X-1', sessionId: 'main', body: 'not JSON at all {' },
+      { messageId: 'X-2', sessionId: 'main', body: 42 },
+      { messageId: 'X-3', sessionId: 'main', body: null },
+      { messageId: 'X-4', body: { batchId: 'X-4', entries: 'nope' } },
+      {
+        messageId: 'X-5',
+        sessionId: 'main',
+        body: { batchId: 'X-5', entries: [{ transactionId: 'T-1' }, 7] },
+      },
+      { messageId: 'X-6', sessionId: 'main', body: [] },
+    ];
+    const input = file('bad-bodies.ndjson', lines.map((line) => JSON.stringify(line)).join('\n'));
+    const reportPath = join(dir, 'bad.json');
+
+    expect(await main(['--input', input, '--report', reportPath, '--quiet'])).toBe(0);
+
+    const report = readReport(reportPath);
+    expect(report.orders).toEqual([]);
+    expect(report.deadLettered).toEqual([]);
+    expect(report.parked.map((parked) => [parked.messageId, parked.reason])).toEqual([
+      ['X-1', 'invalid'],
+      ['X-2', 'invalid'],
+      ['X-3', 'invalid'],
+      ['X-4', 'invalid'],
+      ['X-5#0', 'invalid'],
+      ['X-5#1', 'invalid'],
+      ['X-6', 'invalid'],
+    ]);
+    expect(report.parked.find((parked) => parked.messageId === 'X-5#0')?.transactionId).toBe('T-1');
+    expect(stderr.join('')).toBe('');
+  });
+});

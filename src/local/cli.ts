@@ -121,6 +121,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     seed: options.seed,
     faults: options.faults,
     maxConcurrentSessions: options.maxConcurrentSessions,
+    catalog: input.catalog,
+    creditLimit: options.creditLimit,
     log: () => undefined,
   });
   const live = process.stdout.isTTY === true && !options.quiet;

@@ -4,18 +4,24 @@
  */
 import { createEmbeddedStore, type EmbeddedStore } from '../adapters/embedded-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from '../adapters/telemetry';
+import {
+  createBuiltInDownstream,
+  DOWNSTREAM_CONTAINER,
+  DOWNSTREAM_PARTITION_KEY_PATH,
+  INVENTORY_CONTAINER,
+  INVENTORY_PARTITION_KEY_PATH,
+} from '../adapters/downstream';
+import { DEFAULTS, type RetrySettings } from '../adapters/settings';
+import { sagaDefinitions, type SagaPolicy } from '../functions/fulfil-order';
+import { readSagaRecord } from '../services/saga-record';
 import { ledgerProcessor } from '../functions/ledger-processor';
 import { orderTransactions } from '../functions/order-transactions';
 import { createOrderCache } from '../services/order-cache';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, type OrderDocument } from '../services/order-documents';
 import { fulfilmentStarter } from '../services/fulfilment-starter';
 import { QUEUE } from '../services/queues';
-import type {
-  DocumentContainer,
-  FulfilmentStarter,
-  MessageSender,
-  OrchestrationClient,
-} from '../services/ports';
+import type { DocumentContainer, FulfilmentStarter, MessageSender } from '../services/ports';
+import { createDurableDriver, type ClockOption, type DurableDriver } from './durable-driver';
 import { createEmbeddedBroker, type EmbeddedBroker } from './broker';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
 import { faultRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
@@ -37,9 +43,15 @@ export interface EmbeddedAppOptions {
   lockDurationMs?: number;
   maxDeliveryCount?: number;
   inboxMarkerTtlSeconds?: number;
-  /** Where submitted orders go; without one, submissions are only recorded (see `submitted`). */
-  orchestrations?: OrchestrationClient;
-  sagaOf?: (orderId: string) => Promise<ReportOrder['saga']>;
+  /** Stock per sku and the credit limit of the built-in downstream services. */
+  catalog?: Record<string, number>;
+  creditLimit?: number;
+  cancellationFeePercent?: number;
+  /** Saga activity retries; short by default locally, so a transient fault costs milliseconds. */
+  retry?: RetrySettings;
+  reviewTimeoutMinutes?: number;
+  /** Real time for `npm start`, virtual time for tests that drive timers themselves. */
+  clock?: ClockOption;
   log?: HostLog;
 }
 
@@ -49,11 +61,12 @@ export interface EmbeddedApp {
   orders: DocumentContainer;
   host: FunctionsHost;
   telemetry: RecordedTelemetry;
+  durable: DurableDriver;
   /** Order ids whose fulfilment was requested, in request order (repeats included). */
   submitted: string[];
   /** Sends ledger messages as a producer would, one send per message. */
   sendLedger(messages: readonly LedgerInput[]): Promise<void>;
-  /** Resolves when every queue is drained, held-back sends included. */
+  /** Resolves when every queue is drained, held-back sends included, and every saga is finished or waits for a person. */
   drain(): Promise<void>;
   report(): Promise<Report>;
   stop(): Promise<void>;
@@ -66,7 +79,12 @@ export const EMBEDDED_DEFAULTS = {
   lockDurationMs: 200,
   maxDeliveryCount: 10,
   inboxMarkerTtlSeconds: 3600,
+  retry: { firstIntervalMs: 20, backoffCoefficient: 2, maxIntervalMs: 200, maxAttempts: 5 },
 } as const;
+
+function sagaOf(record: Awaited<ReturnType<typeof readSagaRecord>>): ReportOrder['saga'] {
+  return record === undefined ? null : { status: record.status, reason: record.reason };
+}
 
 export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp {
   const seed = options.seed ?? EMBEDDED_DEFAULTS.seed;
@@ -98,12 +116,40 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const telemetry = createRecordingTelemetry();
   const cache = createOrderCache();
 
+  const policy: SagaPolicy = {
+    retry: options.retry ?? EMBEDDED_DEFAULTS.retry,
+    reviewTimeoutMinutes: options.reviewTimeoutMinutes ?? DEFAULTS.reviewTimeoutMinutes,
+    cancellationFeePercent: options.cancellationFeePercent ?? DEFAULTS.cancellationFeePercent,
+  };
+  const saga = sagaDefinitions(
+    {
+      orders,
+      downstream: createBuiltInDownstream({
+        inventory: store.container(INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH),
+        records: store.container(DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH),
+        catalog: options.catalog ?? {},
+        creditLimit: options.creditLimit ?? DEFAULTS.creditLimit,
+      }),
+      telemetry,
+      now: Date.now,
+    },
+    policy,
+  );
+  const durable = createDurableDriver({
+    ...saga,
+    clock: options.clock ?? { mode: 'real' },
+    faults: { activityTransient: faults.activityTransient },
+    random: faultRandom(seed, 'activityTransient'),
+    log: options.log,
+  });
+  durable.start();
+
   const submitted: string[] = [];
-  const started = options.orchestrations ? fulfilmentStarter(options.orchestrations) : undefined;
+  const starter = fulfilmentStarter(durable.client);
   const fulfilment: FulfilmentStarter = {
     async start(input) {
       submitted.push(input.orderId);
-      await started?.start(input);
+      await starter.start(input);
     },
   };
 
@@ -130,6 +176,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const drain = async (): Promise<void> => {
     do await host.whenIdle();
     while (await producer.flush());
+    await durable.whenIdle();
   };
 
   return {
@@ -138,6 +185,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     orders,
     host,
     telemetry,
+    durable,
     submitted,
     async sendLedger(messages) {
       for (const message of messages) {
@@ -151,7 +199,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       const documents = await orders.query<OrderDocument>({ where: { kind: 'order' } });
       const reportOrders = await Promise.all(
         documents.map(async ({ document }) =>
-          reportOrder(document, options.sagaOf ? await options.sagaOf(document.orderId) : null),
+          reportOrder(document, sagaOf(await readSagaRecord(orders, document.orderId))),
         ),
       );
       const stats = broker.stats();
@@ -185,6 +233,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     },
     async stop() {
       await host.stop();
+      await durable.stop();
       broker.close();
     },
   };

@@ -19,8 +19,31 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@azure/*', 'durable-functions', 'applicationinsights'], message: 'The domain imports nothing from Azure.' },
-            { group: ['node:fs', 'fs', 'node:net', 'net', 'node:http', 'http', 'node:https', 'https', 'node:child_process', 'child_process', 'node:dns', 'dns', '../services/*', '../adapters/*', '../functions/*', '../local/*'], message: 'The domain does no I/O and depends on nothing outside domain.' },
+            {
+              group: ['@azure/*', 'durable-functions', 'applicationinsights'],
+              message: 'The domain imports nothing from Azure.',
+            },
+            {
+              group: [
+                'node:fs',
+                'fs',
+                'node:net',
+                'net',
+                'node:http',
+                'http',
+                'node:https',
+                'https',
+                'node:child_process',
+                'child_process',
+                'node:dns',
+                'dns',
+                '../services/*',
+                '../adapters/*',
+                '../functions/*',
+                '../local/*',
+              ],
+              message: 'The domain does no I/O and depends on nothing outside domain.',
+            },
           ],
         },
       ],

@@ -95,13 +95,18 @@ class SagaFlow {
     return this.context.df.callActivityWithRetry(name, this.retry, input);
   }
 
-  *record(status: SagaStatus, reason: string | null): Generator<Task, { cancelRequested: boolean }, unknown> {
+  *record(
+    status: SagaStatus,
+    reason: string | null,
+    cancellationFee?: number,
+  ): Generator<Task, { cancelRequested: boolean }, unknown> {
     const change: StatusChange = {
       order: this.order,
       instanceId: this.context.df.instanceId,
       status,
       reason,
     };
+    if (cancellationFee !== undefined) change.cancellationFee = cancellationFee;
     return (yield this.context.df.callActivityWithRetry(RECORD_SAGA_STATUS, this.retry, change)) as {
       cancelRequested: boolean;
     };
@@ -179,7 +184,7 @@ class SagaFlow {
   *cancelAfterConfirmation(completed: readonly StepName[]): Saga {
     const { fee, refund } = refundAfterCancellationFee(this.order.total, this.policy.cancellationFeePercent);
     const reason = `cancelled after confirmation: fee ${fee} kept, ${refund} refunded`;
-    yield* this.record('compensating', reason);
+    yield* this.record('compensating', reason, fee);
     const resolution = yield* this.compensateUntilDone(
       compensationsFor(completed),
       { order: this.order, refundAmount: refund },
@@ -195,6 +200,8 @@ class SagaFlow {
     yield* this.record('running', null);
     const cancel = this.context.df.waitForExternalEvent(CANCEL_EVENT);
     const completed: StepName[] = [];
+    /** Steps whose effect is unknown (retries ran out): compensated too, which is safe when nothing happened. */
+    const uncertain: StepName[] = [];
     let failure: string | null = null;
 
     for (const step of STEPS) {
@@ -205,6 +212,7 @@ class SagaFlow {
       const outcome = yield* settle(task);
       if (!outcome.ok) {
         failure = `${step} failed: ${outcome.message}`;
+        if (outcome.code === 'retries-exhausted') uncertain.push(step);
         break;
       }
       completed.push(step);
@@ -220,7 +228,11 @@ class SagaFlow {
     const cancelled = failure === null;
     const reason = failure ?? 'cancelled by the client before confirmation';
     yield* this.record('compensating', reason);
-    const resolution = yield* this.compensateUntilDone(compensationsFor(completed), input, reason);
+    const resolution = yield* this.compensateUntilDone(
+      compensationsFor([...completed, ...uncertain]),
+      input,
+      reason,
+    );
     const status: SagaStatus = cancelled ? 'cancelled' : 'compensated';
     const finalReason = resolution === null ? reason : `${reason}; ${resolution}`;
     yield* this.record(status, finalReason);

@@ -236,6 +236,8 @@ interface StoredMessage {
   readonly enqueuedTimeUtc: number;
   deliveryCount: number;
   lock: MessageLock | undefined;
+  /** A copy the duplicate fault made; it is not copied again, so a probability of 1 still ends. */
+  faultCopy?: true;
 }
 
 interface SessionLock {
@@ -543,10 +545,10 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
     removeFrom(container, message);
     queue.activeCount -= 1;
     queue.stats.completed += 1;
-    if (duplicateProbability > 0 && random() < duplicateProbability) {
+    if (duplicateProbability > 0 && message.faultCopy !== true && random() < duplicateProbability) {
       // At-least-once delivery: the completion did not stick, so the same message comes again,
       // straight from the queue, not through the sender's duplicate detection.
-      container.unshift({ ...message, lock: undefined });
+      container.unshift({ ...message, lock: undefined, faultCopy: true });
       queue.activeCount += 1;
       queue.stats.redeliveredByFault += 1;
       notify(queue.name);

@@ -21,6 +21,7 @@ import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, type OrderDocument } from 
 import { fulfilmentStarter } from '../services/fulfilment-starter';
 import { QUEUE } from '../services/queues';
 import type { DocumentContainer, FulfilmentStarter, MessageSender } from '../services/ports';
+import type { Downstream } from '../services/fulfilment-ports';
 import { createDurableDriver, type ClockOption, type DurableDriver } from './durable-driver';
 import { createEmbeddedBroker, type EmbeddedBroker } from './broker';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
@@ -52,6 +53,8 @@ export interface EmbeddedAppOptions {
   reviewTimeoutMinutes?: number;
   /** Real time for `npm start`, virtual time for tests that drive timers themselves. */
   clock?: ClockOption;
+  /** Wraps the built-in downstream services, e.g. to make one fail in a test. */
+  downstream?: (builtIn: Downstream) => Downstream;
   log?: HostLog;
 }
 
@@ -124,12 +127,14 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const saga = sagaDefinitions(
     {
       orders,
-      downstream: createBuiltInDownstream({
-        inventory: store.container(INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH),
-        records: store.container(DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH),
-        catalog: options.catalog ?? {},
-        creditLimit: options.creditLimit ?? DEFAULTS.creditLimit,
-      }),
+      downstream: (options.downstream ?? ((builtIn) => builtIn))(
+        createBuiltInDownstream({
+          inventory: store.container(INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH),
+          records: store.container(DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH),
+          catalog: options.catalog ?? {},
+          creditLimit: options.creditLimit ?? DEFAULTS.creditLimit,
+        }),
+      ),
       telemetry,
       now: Date.now,
     },
@@ -176,7 +181,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const drain = async (): Promise<void> => {
     do await host.whenIdle();
     while (await producer.flush());
-    await durable.whenIdle();
+    // On virtual time nobody else moves the clock: retry backoffs are driven here.
+    await (options.clock?.mode === 'virtual' ? durable.runUntilIdle() : durable.whenIdle());
   };
 
   return {

@@ -91,13 +91,15 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
     orderId,
     () => existing,
     (record) => {
-      if (record.cancel !== null) {
+      if (record.cancel?.delivered === true) {
         outcome = {
           status: 200,
           body: { orderId, message: 'cancellation already requested', saga: sagaView(record) },
         };
         return record;
       }
+      // Recorded but never delivered (the delivery failed): deliver it now.
+      if (record.cancel !== null) return record;
       if (record.status !== 'running' && record.status !== 'completed') {
         outcome = conflict(
           `the fulfillment of order ${orderId} is ${record.status}; there is nothing left to cancel`,
@@ -109,11 +111,14 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
       const fee = afterPointOfNoReturn
         ? refundAfterCancellationFee(order.total, deps.cancellationFeePercent).fee
         : null;
-      return { ...record, cancel: { requestedAt: at, afterPointOfNoReturn, fee } };
+      return { ...record, cancel: { requestedAt: at, afterPointOfNoReturn, fee, delivered: false } };
     },
   );
-  if (outcome !== undefined) return outcome;
+  if (outcome !== undefined || saga.cancel === null)
+    return outcome ?? conflict('cancellation could not be recorded');
 
+  // Both deliveries are idempotent: an existing instance is not started again, and a saga that
+  // already took a cancel, or finished, ignores another.
   if (saga.status === 'completed') {
     await deps.orchestrations.startNew(CANCEL_CONFIRMED_ORDER, cancellationInstanceId(orderId), {
       order: fulfilmentInputOf(order, order.correlationId),
@@ -122,12 +127,22 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
   } else {
     await deps.orchestrations.raiseEvent(fulfilmentInstanceId(orderId), CANCEL_EVENT, { requestedAt: at });
   }
+  await updateSagaRecord(
+    deps.orders,
+    orderId,
+    () => saga,
+    (record) =>
+      record.cancel === null || record.cancel.delivered
+        ? record
+        : { ...record, cancel: { ...record.cancel, delivered: true } },
+  );
+  const { afterPointOfNoReturn, fee } = saga.cancel;
   return {
     status: 202,
     body: {
       orderId,
-      message: saga.cancel?.afterPointOfNoReturn
-        ? `cancellation accepted after confirmation: a fee of ${saga.cancel.fee} is kept`
+      message: afterPointOfNoReturn
+        ? `cancellation accepted after confirmation: a fee of ${fee} is kept`
         : 'cancellation accepted: the fulfillment is being undone',
     },
   };

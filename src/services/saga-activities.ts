@@ -4,7 +4,7 @@
  * turns business refusals into a returned failure: only transient errors are thrown, so the
  * orchestration's retry policy never retries what cannot succeed.
  */
-import { failureKindOf } from '../domain/errors';
+import { AppError, failureKindOf } from '../domain/errors';
 import {
   SAGA_STEPS,
   StepFailedError,
@@ -105,7 +105,7 @@ export async function runOperation(
       if (entry?.status === 'completed') previous = { ok: true, result: entry.result };
       // A step refused for good stays refused; a compensation is tried again whenever asked.
       else if (entry?.status === 'failed' && !isCompensation) {
-        previous = { ok: false, code: 'failed', message: entry.error ?? 'failed' };
+        previous = { ok: false, code: entry.code ?? 'failed', message: entry.error ?? 'failed' };
       }
       if (previous !== undefined) return record;
       return {
@@ -117,6 +117,7 @@ export async function runOperation(
             attempts: (entry?.attempts ?? 0) + 1,
             result: null,
             error: null,
+            code: null,
             compensation: COMPENSATION_OF.get(name) ?? null,
             startedAt: at(),
             endedAt: null,
@@ -134,7 +135,7 @@ export async function runOperation(
   } catch (error) {
     if (failureKindOf(error) === 'transient') thrown = error;
     const message = error instanceof Error ? error.message : String(error);
-    const code = error instanceof StepFailedError ? error.code : 'error';
+    const code = error instanceof AppError ? error.code : 'error';
     outcome = { ok: false, code, message };
   }
   await updateSagaRecord(
@@ -154,6 +155,7 @@ export async function runOperation(
             status,
             result: outcome.ok ? outcome.result : null,
             error: outcome.ok ? null : outcome.message,
+            code: outcome.ok ? null : outcome.code,
             endedAt: at(),
           },
         },
@@ -174,6 +176,8 @@ export interface StatusChange {
   instanceId: string;
   status: SagaStatus;
   reason: string | null;
+  /** Set when the saga finds a cancel past the point of no return: the fee it keeps. */
+  cancellationFee?: number;
 }
 
 /**

@@ -15,6 +15,8 @@ export interface OperationRecord {
   attempts: number;
   result: unknown;
   error: string | null;
+  /** The failure's code (`out-of-stock`, ...), kept so a repeated call answers as the first did. */
+  code: string | null;
   /** The compensation that undoes this step once it completed; null for compensations themselves. */
   compensation: CompensationName | null;
   startedAt: string;
@@ -26,6 +28,8 @@ export interface CancelRequest {
   /** Whether the order was already confirmed: then a fee is kept from the refund. */
   afterPointOfNoReturn: boolean;
   fee: number | null;
+  /** Whether the orchestration was told; a repeated cancel delivers it again until it was. */
+  delivered: boolean;
 }
 
 export interface SagaRecord extends Document {

@@ -15,7 +15,8 @@ export function ledgerProcessor(deps: LedgerDeps): ServiceBusQueueFunction {
     handler: async (body, context) => {
       const message = deliveredMessage(body, context);
       const outcome = await forwardLedgerBatch(deps, message);
-      context.log('ledger batch forwarded', {
+      deps.telemetry.trace('information', 'ledger batch forwarded', {
+        invocationId: context.invocationId,
         batchId: outcome.batchId,
         forwarded: outcome.forwarded,
         parked: outcome.parked,

@@ -19,14 +19,21 @@ export function orderTransactions(
     isSessionsEnabled: true,
     handler: async (body, context) => {
       const message = deliveredMessage(body, context);
-      const outcome = await processOrderTransaction(deps(context), message);
-      context.log(`order transaction ${outcome.kind}`, {
-        ...outcome,
-        messageId: message.messageId,
-        sessionId: message.sessionId,
-        deliveryCount: message.deliveryCount,
-        correlationId: message.correlationId,
-      });
+      const resolved = deps(context);
+      const outcome = await processOrderTransaction(resolved, message);
+      resolved.telemetry.trace(
+        outcome.kind === 'parked' ? 'warning' : 'information',
+        `order transaction ${outcome.kind}`,
+        {
+          ...outcome,
+          invocationId: context.invocationId,
+          messageId: message.messageId,
+          sessionId: message.sessionId,
+          deliveryCount: message.deliveryCount,
+          sequence: message.applicationProperties.sequence,
+          correlationId: message.correlationId,
+        },
+      );
     },
   };
 }

@@ -130,15 +130,16 @@ export interface FulfilmentStarter {
 
 export type TelemetryProperties = Record<string, string | number | boolean | null | undefined>;
 
+export type TraceLevel = 'information' | 'warning' | 'error';
+
+/**
+ * Structured telemetry (DESIGN decision 6): traces carry orderId, messageId, sessionId,
+ * correlationId and sequence as properties, so they can be queried, not parsed out of text.
+ */
 export interface Telemetry {
+  trace(level: TraceLevel, message: string, properties?: TelemetryProperties): void;
   event(name: string, properties?: TelemetryProperties): void;
   metric(name: string, value: number, properties?: TelemetryProperties): void;
-}
-
-export interface Logger {
-  info(message: string, properties?: TelemetryProperties): void;
-  warn(message: string, properties?: TelemetryProperties): void;
-  error(message: string, properties?: TelemetryProperties): void;
 }
 
 // ---------------------------------------------------------------------------------------------

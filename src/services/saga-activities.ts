@@ -47,6 +47,20 @@ function initialRecord(order: FulfilmentInput, now: string): SagaRecord {
   };
 }
 
+/** Changes the order's saga record, creating it on first use. */
+function changeRecord(
+  deps: SagaDeps,
+  order: FulfilmentInput,
+  change: (record: SagaRecord) => SagaRecord,
+): Promise<SagaRecord> {
+  return updateSagaRecord(
+    deps.orders,
+    order.orderId,
+    () => initialRecord(order, new Date(deps.now()).toISOString()),
+    change,
+  );
+}
+
 const COMPENSATION_OF = new Map<OperationName, CompensationName | null>(
   SAGA_STEPS.map((step) => [step.name, step.compensation]),
 );
@@ -92,40 +106,34 @@ export async function runOperation(
   name: OperationName,
   input: OperationInput,
 ): Promise<OperationOutcome> {
-  const orderId = input.order.orderId;
   const at = () => new Date(deps.now()).toISOString();
   const isCompensation = !COMPENSATION_OF.has(name);
   let previous: OperationOutcome | undefined;
-  await updateSagaRecord(
-    deps.orders,
-    orderId,
-    () => initialRecord(input.order, at()),
-    (record) => {
-      const entry = record.steps[name];
-      if (entry?.status === 'completed') previous = { ok: true, result: entry.result };
-      // A step refused for good stays refused; a compensation is tried again whenever asked.
-      else if (entry?.status === 'failed' && !isCompensation) {
-        previous = { ok: false, code: entry.code ?? 'failed', message: entry.error ?? 'failed' };
-      }
-      if (previous !== undefined) return record;
-      return {
-        ...record,
-        steps: {
-          ...record.steps,
-          [name]: {
-            status: 'running',
-            attempts: (entry?.attempts ?? 0) + 1,
-            result: null,
-            error: null,
-            code: null,
-            compensation: COMPENSATION_OF.get(name) ?? null,
-            startedAt: at(),
-            endedAt: null,
-          },
+  await changeRecord(deps, input.order, (record) => {
+    const entry = record.steps[name];
+    if (entry?.status === 'completed') previous = { ok: true, result: entry.result };
+    // A step refused for good stays refused; a compensation is tried again whenever asked.
+    else if (entry?.status === 'failed' && !isCompensation) {
+      previous = { ok: false, code: entry.code ?? 'failed', message: entry.error ?? 'failed' };
+    }
+    if (previous !== undefined) return record;
+    return {
+      ...record,
+      steps: {
+        ...record.steps,
+        [name]: {
+          status: 'running',
+          attempts: (entry?.attempts ?? 0) + 1,
+          result: null,
+          error: null,
+          code: null,
+          compensation: COMPENSATION_OF.get(name) ?? null,
+          startedAt: at(),
+          endedAt: null,
         },
-      };
-    },
-  );
+      },
+    };
+  });
   if (previous !== undefined) return previous;
 
   let outcome: OperationOutcome;
@@ -138,30 +146,25 @@ export async function runOperation(
     const code = error instanceof AppError ? error.code : 'error';
     outcome = { ok: false, code, message };
   }
-  await updateSagaRecord(
-    deps.orders,
-    orderId,
-    () => initialRecord(input.order, at()),
-    (record) => {
-      const entry = record.steps[name];
-      if (entry === undefined) return record;
-      const status = outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed';
-      return {
-        ...record,
-        steps: {
-          ...record.steps,
-          [name]: {
-            ...entry,
-            status,
-            result: outcome.ok ? outcome.result : null,
-            error: outcome.ok ? null : outcome.message,
-            code: outcome.ok ? null : outcome.code,
-            endedAt: at(),
-          },
+  await changeRecord(deps, input.order, (record) => {
+    const entry = record.steps[name];
+    if (entry === undefined) return record;
+    const status = outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed';
+    return {
+      ...record,
+      steps: {
+        ...record.steps,
+        [name]: {
+          ...entry,
+          status,
+          result: outcome.ok ? outcome.result : null,
+          error: outcome.ok ? null : outcome.message,
+          code: outcome.ok ? null : outcome.code,
+          endedAt: at(),
         },
-      };
-    },
-  );
+      },
+    };
+  });
   deps.telemetry.metric(
     `saga.operation.${outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed'}`,
     1,
@@ -189,22 +192,18 @@ export async function recordSagaStatus(
   change: StatusChange,
 ): Promise<{ cancelRequested: boolean }> {
   const at = new Date(deps.now()).toISOString();
-  const record = await updateSagaRecord(
-    deps.orders,
-    change.order.orderId,
-    () => initialRecord(change.order, at),
-    (current) =>
-      current.status === change.status &&
-      current.reason === change.reason &&
-      current.instanceId === change.instanceId
-        ? current
-        : {
-            ...current,
-            instanceId: change.instanceId,
-            status: change.status,
-            reason: change.reason,
-            transitions: [...current.transitions, { at, status: change.status, reason: change.reason }],
-          },
+  const record = await changeRecord(deps, change.order, (current) =>
+    current.status === change.status &&
+    current.reason === change.reason &&
+    current.instanceId === change.instanceId
+      ? current
+      : {
+          ...current,
+          instanceId: change.instanceId,
+          status: change.status,
+          reason: change.reason,
+          transitions: [...current.transitions, { at, status: change.status, reason: change.reason }],
+        },
   );
   deps.telemetry.event(`Saga.${change.status}`, {
     orderId: change.order.orderId,
@@ -224,13 +223,10 @@ export interface AlertInput {
 
 /** A compensation keeps failing: a person must look. Log-worthy event, metric, and a count on the record. */
 export async function raiseSagaAlert(deps: SagaDeps, alert: AlertInput): Promise<void> {
-  const at = new Date(deps.now()).toISOString();
-  const record = await updateSagaRecord(
-    deps.orders,
-    alert.order.orderId,
-    () => initialRecord(alert.order, at),
-    (current) => ({ ...current, alerts: current.alerts + 1 }),
-  );
+  const record = await changeRecord(deps, alert.order, (current) => ({
+    ...current,
+    alerts: current.alerts + 1,
+  }));
   deps.telemetry.event('Alert.SagaNeedsAttention', {
     orderId: alert.order.orderId,
     instanceId: alert.instanceId,

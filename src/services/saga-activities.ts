@@ -227,6 +227,11 @@ export async function raiseSagaAlert(deps: SagaDeps, alert: AlertInput): Promise
     ...current,
     alerts: current.alerts + 1,
   }));
+  deps.telemetry.trace('error', `saga of order ${alert.order.orderId} needs attention: ${alert.message}`, {
+    orderId: alert.order.orderId,
+    instanceId: alert.instanceId,
+    correlationId: alert.order.correlationId,
+  });
   deps.telemetry.event('Alert.SagaNeedsAttention', {
     orderId: alert.order.orderId,
     instanceId: alert.instanceId,

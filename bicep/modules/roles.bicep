@@ -20,7 +20,7 @@ param appInsightsName string
 param cosmosAccountName string
 param cosmosDatabaseName string
 
-@description('Also grant Azure Service Bus Data Owner on the two trigger queues (see below).')
+@description('Also grant Azure Service Bus Data Owner on the queues: accurate scaling, and the operations functions read queue settings and counts (see below).')
 param grantServiceBusDataOwnerForScaling bool = false
 
 // Built-in role definition ids (the same in every tenant).
@@ -107,6 +107,41 @@ resource sendParked 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   scope: parkedQueue
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataSender)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+// The operations functions (src/functions/operations-http.ts) list and replay parked messages, and
+// replay a parked ledger entry into `ledger`: receive on `parked` (its dead-letter queue too),
+// send on `ledger`. Dead-lettered messages of the trigger queues are covered by their receivers.
+resource receiveParked 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(parkedQueue.id, principalId, role.serviceBusDataReceiver)
+  scope: parkedQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataReceiver)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+resource sendLedger 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(ledgerQueue.id, principalId, role.serviceBusDataSender)
+  scope: ledgerQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataSender)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+// The operations functions also read each queue's duplicate-detection window and counts, a
+// management operation (Manage right); the same Data Owner grant below covers `parked` for them.
+resource ownParkedForOperations 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwnerForScaling) {
+  name: guid(parkedQueue.id, principalId, role.serviceBusDataOwner)
+  scope: parkedQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataOwner)
     principalId: principalId
     principalType: principalType
   }

@@ -20,7 +20,7 @@ export interface ServiceBusSenderStats {
   messages: number;
 }
 
-function toServiceBusMessage(message: OutgoingMessage): ServiceBusMessage {
+export function toServiceBusMessage(message: OutgoingMessage): ServiceBusMessage {
   return {
     messageId: message.messageId,
     sessionId: message.sessionId,
@@ -32,18 +32,22 @@ function toServiceBusMessage(message: OutgoingMessage): ServiceBusMessage {
   };
 }
 
-function classify(error: unknown, queue: string): Error {
+/**
+ * Transient when Service Bus says so (or is busy, or timed out), or when the error is not one of
+ * its own; permanent otherwise. `action` names what failed, e.g. `sending to parked`.
+ */
+export function classify(error: unknown, action: string): Error {
   if (isServiceBusError(error)) {
     if (error.retryable || error.code === 'ServiceBusy' || error.code === 'ServiceTimeout') {
-      return new TransientError('bus-unavailable', `sending to ${queue} failed: ${error.message}`, {
+      return new TransientError('bus-unavailable', `${action} failed: ${error.message}`, {
         cause: error,
       });
     }
-    return new PermanentError('bus-error', `sending to ${queue} failed (${error.code}): ${error.message}`, {
+    return new PermanentError('bus-error', `${action} failed (${error.code}): ${error.message}`, {
       cause: error,
     });
   }
-  return new TransientError('bus-unavailable', `sending to ${queue} failed: ${String(error)}`, {
+  return new TransientError('bus-unavailable', `${action} failed: ${String(error)}`, {
     cause: error,
   });
 }
@@ -99,7 +103,7 @@ export function createServiceBusSender(
         if (batch.count > 0) await flush(sender, batch);
       } catch (error) {
         if (error instanceof PermanentError) throw error;
-        throw classify(error, queue);
+        throw classify(error, `sending to ${queue}`);
       }
     },
     async close() {

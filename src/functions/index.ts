@@ -23,6 +23,8 @@ import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../services/order-d
 import { ledgerProcessor } from './ledger-processor';
 import { orderTransactions } from './order-transactions';
 import { ordersHttp } from './orders-http';
+import { operationsHttp } from './operations-http';
+import { connectServiceBus, createServiceBusOperations } from '../adapters/service-bus-operations';
 import { sagaDefinitions } from './fulfil-order';
 
 const settings = readSettings(process.env);
@@ -82,6 +84,20 @@ for (const definition of ordersHttp((context) => ({
   cancellationFeePercent: settings.fulfilment.cancellationFeePercent,
   now: Date.now,
 }))) {
+  app.http(definition.name, {
+    route: definition.route,
+    methods: definition.methods,
+    authLevel: definition.authLevel,
+    extraInputs: [durableClientInput],
+    handler: definition.handler,
+  });
+}
+
+// Operations: the same Service Bus identity, plus Data Owner on the namespace for queue settings and
+// counts. Registered exactly as the order functions are, durable client input included, so that every
+// HTTP function has one shape.
+const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential));
+for (const definition of operationsHttp(() => ({ operations, orders, now: Date.now }))) {
   app.http(definition.name, {
     route: definition.route,
     methods: definition.methods,

@@ -1,0 +1,188 @@
+/** What a replay sends, built once for every implementation (src/services/held-messages.ts). */
+import {
+  parkInfoOf,
+  replayTargetOf,
+  summaryOf,
+  withoutParkProperties,
+} from '../../src/services/held-messages';
+import type { DeadLetteredMessage, ParkedMessage } from '../../src/services/operations-ports';
+import { parkedMessage } from '../../src/services/parking';
+
+/** A parked message exactly as `park` would write it, read back as the operations see it. */
+function parkedFrom(request: Parameters<typeof parkedMessage>[0]): ParkedMessage {
+  const written = parkedMessage(request);
+  const properties = written.applicationProperties ?? {};
+  return {
+    kind: 'parked',
+    messageId: written.messageId,
+    sessionId: null,
+    body: written.body,
+    correlationId: written.correlationId ?? null,
+    subject: written.subject ?? null,
+    applicationProperties: properties,
+    sequenceNumber: '7',
+    enqueuedTimeUtc: 1_700_000_000_000,
+    deliveryCount: 0,
+    park: parkInfoOf(properties),
+  };
+}
+
+const entryBody = { transactionId: 'T-1', orderId: 'O-1', sequence: 2, type: 'OrderDeleted', data: {} };
+
+describe('replayTargetOf a parked message', () => {
+  it('goes back to its queue and session with its body, id, correlation and own properties', () => {
+    const parked = parkedFrom({
+      fromQueue: 'order-transactions',
+      messageId: 'T-1:0123456789abcdef',
+      sessionId: 'O-2',
+      body: entryBody,
+      correlationId: 'corr-1',
+      applicationProperties: { transactionId: 'T-1', sequence: 2, final: false, batchId: 'B-1' },
+      transactionId: 'T-1',
+      reason: 'misrouted',
+      description: 'orderId O-1 arrived in session O-2',
+    });
+    expect(parked.park).toEqual({
+      reason: 'misrouted',
+      description: 'orderId O-1 arrived in session O-2',
+      fromQueue: 'order-transactions',
+      fromSessionId: 'O-2',
+      transactionId: 'T-1',
+    });
+    expect(replayTargetOf(parked)).toEqual({
+      ok: true,
+      queue: 'order-transactions',
+      message: {
+        messageId: 'T-1:0123456789abcdef',
+        sessionId: 'O-2',
+        body: entryBody,
+        correlationId: 'corr-1',
+        applicationProperties: { transactionId: 'T-1', sequence: 2, final: false, batchId: 'B-1' },
+      },
+    });
+  });
+
+  it('sends a ledger entry parked on its own as the one-entry batch it was cut from', () => {
+    const parked = parkedFrom({
+      fromQueue: 'ledger',
+      messageId: 'B-9#1',
+      sessionId: 'main',
+      body: { transactionId: 'T-x' },
+      correlationId: 'B-9',
+      applicationProperties: { batchId: 'B-9', entryIndex: 1 },
+      transactionId: 'T-x',
+      reason: 'invalid',
+      description: 'entries[1].orderId must be a non-empty string',
+    });
+    const target = replayTargetOf(parked);
+    expect(target).toMatchObject({
+      ok: true,
+      queue: 'ledger',
+      message: {
+        messageId: 'B-9#1',
+        sessionId: 'main',
+        body: { batchId: 'B-9', entries: [{ transactionId: 'T-x' }] },
+        applicationProperties: { batchId: 'B-9', entryIndex: 1, transactionId: 'T-x' },
+      },
+    });
+  });
+
+  it('sends a ledger batch parked whole as it was', () => {
+    const parked = parkedFrom({
+      fromQueue: 'ledger',
+      messageId: 'B-3',
+      sessionId: 'main',
+      body: 'not json',
+      transactionId: null,
+      reason: 'invalid',
+      description: 'body is not valid JSON',
+    });
+    expect(replayTargetOf(parked)).toMatchObject({
+      ok: true,
+      queue: 'ledger',
+      message: { messageId: 'B-3', sessionId: 'main', body: 'not json', applicationProperties: {} },
+    });
+  });
+
+  it('cannot replay a message that records no origin, or no session for a session queue', () => {
+    const base = parkedFrom({
+      fromQueue: 'order-transactions',
+      messageId: 'm',
+      sessionId: undefined,
+      body: {},
+      transactionId: null,
+      reason: 'invalid',
+      description: '',
+    });
+    expect(replayTargetOf(base)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('parkedFromSessionId'),
+    });
+    const nowhere: ParkedMessage = { ...base, park: { ...base.park, fromQueue: null } };
+    expect(replayTargetOf(nowhere)).toMatchObject({ ok: false, reason: expect.stringContaining('no queue') });
+    const itself: ParkedMessage = { ...base, park: { ...base.park, fromQueue: 'parked' } };
+    expect(replayTargetOf(itself).ok).toBe(false);
+  });
+});
+
+describe('replayTargetOf a dead-lettered message', () => {
+  const dead: DeadLetteredMessage = {
+    kind: 'dead-lettered',
+    queue: 'order-transactions',
+    messageId: 'T-5:aa',
+    sessionId: 'O-5',
+    body: entryBody,
+    correlationId: null,
+    subject: 'OrderDeleted',
+    applicationProperties: { transactionId: 'T-5', sequence: 2 },
+    sequenceNumber: '12',
+    enqueuedTimeUtc: 0,
+    deliveryCount: 10,
+    deadLetterReason: 'MaxDeliveryCountExceeded',
+    deadLetterDescription: 'too many',
+  };
+
+  it('goes back into the queue it died in, same session, subject kept', () => {
+    expect(replayTargetOf(dead)).toEqual({
+      ok: true,
+      queue: 'order-transactions',
+      message: {
+        messageId: 'T-5:aa',
+        sessionId: 'O-5',
+        body: entryBody,
+        subject: 'OrderDeleted',
+        applicationProperties: { transactionId: 'T-5', sequence: 2 },
+      },
+    });
+    expect(replayTargetOf({ ...dead, sessionId: null }).ok).toBe(false);
+  });
+
+  it('summarises without the body, times as ISO text', () => {
+    expect(summaryOf(dead)).toEqual({
+      messageId: 'T-5:aa',
+      sessionId: 'O-5',
+      sequenceNumber: '12',
+      enqueuedTimeUtc: '1970-01-01T00:00:00.000Z',
+      deliveryCount: 10,
+      queue: 'order-transactions',
+      deadLetterReason: 'MaxDeliveryCountExceeded',
+      deadLetterDescription: 'too many',
+    });
+  });
+});
+
+describe('withoutParkProperties', () => {
+  it('drops exactly the properties the park added, keeping transactionId', () => {
+    expect(
+      withoutParkProperties({
+        parkReason: 'rejected',
+        parkDescription: 'x',
+        parkedFromQueue: 'order-transactions',
+        parkedFromSessionId: 'O-1',
+        transactionId: 'T-1',
+        sequence: 3,
+        final: true,
+      }),
+    ).toEqual({ transactionId: 'T-1', sequence: 3, final: true });
+  });
+});

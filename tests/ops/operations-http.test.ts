@@ -1,0 +1,198 @@
+/** The operations HTTP functions (src/functions/operations-http.ts), called as the Functions host would. */
+import { HttpRequest, InvocationContext, type HttpResponseInit } from '@azure/functions';
+import { TransientError } from '../../src/domain/errors';
+import { operationsHttp } from '../../src/functions/operations-http';
+import type { ReplayDeps } from '../../src/services/replay';
+import { added, entryMessageFor, messageIdOf } from '../e2e/support';
+import {
+  fakeDateOnly,
+  moveClockPastDuplicateWindow,
+  opsWorld,
+  parkedReasons,
+  type OpsWorld,
+} from './support';
+
+let world: OpsWorld | undefined;
+const logged: unknown[][] = [];
+
+beforeEach(fakeDateOnly);
+afterEach(async () => {
+  await world?.app.stop();
+  world = undefined;
+  logged.length = 0;
+  jest.useRealTimers();
+});
+
+function call(
+  deps: ReplayDeps,
+  name: string,
+  params: Record<string, string>,
+  body?: string,
+): Promise<HttpResponseInit> {
+  const definition = operationsHttp(() => deps).find((d) => d.name === name);
+  if (definition === undefined) throw new Error(`no function ${name}`);
+  const request = new HttpRequest({
+    method: definition.methods[0],
+    url: `http://localhost/api/${definition.route}`,
+    params,
+    ...(body === undefined ? {} : { body: { string: body } }),
+  });
+  const context = new InvocationContext({
+    functionName: name,
+    invocationId: 'test-invocation',
+    logHandler: (_level, ...args) => logged.push(args),
+  });
+  return definition.handler(request, context);
+}
+
+const misrouted = added('O-A', 'T-A2', 2);
+const id = messageIdOf(misrouted);
+
+async function withMisroutedParked(): Promise<OpsWorld> {
+  const w = opsWorld();
+  await w.app.broker.send('order-transactions', [entryMessageFor(misrouted, 'O-B')]);
+  await w.app.drain();
+  return w;
+}
+
+describe('operations HTTP functions', () => {
+  it('defines the routes, every one behind a function key', () => {
+    const definitions = operationsHttp(() => opsWorld().deps);
+    expect(definitions.map((d) => [d.name, d.methods.join(), d.route])).toEqual([
+      ['opsListParked', 'GET', 'ops/parked'],
+      ['opsShowParked', 'GET', 'ops/parked/{messageId}'],
+      ['opsReplayParked', 'POST', 'ops/parked/{messageId}/replay'],
+      ['opsListDeadLettered', 'GET', 'ops/deadletter/{queue}'],
+      ['opsShowDeadLettered', 'GET', 'ops/deadletter/{queue}/{messageId}'],
+      ['opsReplayDeadLettered', 'POST', 'ops/deadletter/{queue}/{messageId}/replay'],
+      ['opsSessions', 'GET', 'ops/sessions/{queue}'],
+    ]);
+    expect(definitions.every((d) => d.authLevel === 'function')).toBe(true);
+  });
+
+  it('lists parked messages without their bodies and shows one in full with what a replay would do', async () => {
+    world = await withMisroutedParked();
+    const list = await call(world.deps, 'opsListParked', {});
+    expect(list.status).toBe(200);
+    expect(list.jsonBody).toMatchObject({
+      truncated: false,
+      messages: [
+        {
+          messageId: id,
+          park: { reason: 'misrouted', fromQueue: 'order-transactions', fromSessionId: 'O-B' },
+        },
+      ],
+    });
+    expect(list.jsonBody.messages[0]).not.toHaveProperty('body');
+
+    const show = await call(world.deps, 'opsShowParked', { messageId: id });
+    expect(show).toMatchObject({
+      status: 200,
+      jsonBody: {
+        messageId: id,
+        body: misrouted,
+        applicationProperties: { parkReason: 'misrouted', transactionId: 'T-A2' },
+        replay: {
+          queue: 'order-transactions',
+          sessionId: 'O-B',
+          prediction: { outcome: 'parked', reason: 'misrouted' },
+        },
+      },
+    });
+    await expect(call(world.deps, 'opsShowParked', { messageId: 'nope' })).resolves.toMatchObject({
+      status: 404,
+    });
+  });
+
+  it('answers a refused replay with 409 and the reason, a bad body with 400, and replays when forced', async () => {
+    world = await withMisroutedParked();
+    const refused = await call(world.deps, 'opsReplayParked', { messageId: id });
+    expect(refused).toMatchObject({
+      status: 409,
+      jsonBody: { refusal: 'would-park-again', error: expect.stringContaining('as misrouted again') },
+    });
+    for (const body of ['{"force": "yes"}', '{"forced": true}', '[true]', 'not json']) {
+      await expect(call(world.deps, 'opsReplayParked', { messageId: id }, body)).resolves.toMatchObject({
+        status: 400,
+      });
+    }
+    await expect(
+      call(world.deps, 'opsReplayParked', { messageId: id }, '{"force": true}'),
+    ).resolves.toMatchObject({
+      status: 409,
+      jsonBody: { refusal: 'duplicate-detection' },
+    });
+    await expect(call(world.deps, 'opsReplayParked', { messageId: 'nope' }, '')).resolves.toMatchObject({
+      status: 404,
+    });
+
+    moveClockPastDuplicateWindow();
+    const replayed = await call(world.deps, 'opsReplayParked', { messageId: id }, '{"force": true}');
+    expect(replayed).toMatchObject({
+      status: 200,
+      jsonBody: { replayed: true, forced: true, queue: 'order-transactions', sessionId: 'O-B' },
+    });
+    await world.app.drain();
+    expect(await parkedReasons(world.operations)).toEqual({ [id]: 'misrouted' });
+    expect(logged).toContainEqual([
+      'replay requested',
+      expect.objectContaining({ messageId: id, status: 200 }),
+    ]);
+    expect(logged).toContainEqual([
+      'replay requested',
+      expect.objectContaining({ messageId: id, status: 409, outcome: 'would-park-again' }),
+    ]);
+  });
+
+  it('checks the queue name of dead-letter and session routes', async () => {
+    world = opsWorld();
+    const { deps } = world;
+    await expect(call(deps, 'opsListDeadLettered', { queue: 'bogus' })).resolves.toMatchObject({
+      status: 400,
+      jsonBody: { error: expect.stringContaining('ledger, order-transactions, parked') },
+    });
+    await expect(call(deps, 'opsListDeadLettered', { queue: 'order-transactions' })).resolves.toEqual({
+      status: 200,
+      jsonBody: { messages: [], truncated: false },
+    });
+    await expect(
+      call(deps, 'opsShowDeadLettered', { queue: 'ledger', messageId: 'B-1' }),
+    ).resolves.toMatchObject({
+      status: 404,
+    });
+    await expect(
+      call(deps, 'opsReplayDeadLettered', { queue: 'ledger', messageId: 'B-1' }, '{"force": true}'),
+    ).resolves.toMatchObject({ status: 404 });
+    await expect(
+      call(deps, 'opsReplayDeadLettered', { queue: 'nope', messageId: 'B-1' }, '{"force": true}'),
+    ).resolves.toMatchObject({ status: 400 });
+    await expect(call(deps, 'opsSessions', { queue: 'order-transactions' })).resolves.toEqual({
+      status: 200,
+      jsonBody: {
+        queue: 'order-transactions',
+        activeMessages: 0,
+        deadLetteredMessages: 0,
+        sessions: [],
+        truncated: false,
+      },
+    });
+    await expect(call(deps, 'opsSessions', { queue: 'nope' })).resolves.toMatchObject({ status: 400 });
+  });
+
+  it('answers 503 when the broker fails in a way that may clear', async () => {
+    world = opsWorld();
+    const failing: ReplayDeps = {
+      ...world.deps,
+      operations: {
+        ...world.operations,
+        listParked: async () => {
+          throw new TransientError('bus-unavailable', 'peeking parked failed: timeout');
+        },
+      },
+    };
+    await expect(call(failing, 'opsListParked', {})).resolves.toEqual({
+      status: 503,
+      jsonBody: { error: 'peeking parked failed: timeout', code: 'bus-unavailable' },
+    });
+  });
+});

@@ -1,0 +1,169 @@
+/** `npm run ops` (src/local/ops.ts): the commands on the embedded broker, with captured output. */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PermanentError } from '../../src/domain/errors';
+import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../src/local/ops';
+import { added, entryMessageFor, messageIdOf } from '../e2e/support';
+import {
+  fakeDateOnly,
+  moveClockPastDuplicateWindow,
+  opsWorld,
+  parkedReasons,
+  run,
+  type OpsWorld,
+} from './support';
+
+let world: OpsWorld | undefined;
+
+beforeEach(fakeDateOnly);
+afterEach(async () => {
+  await world?.app.stop();
+  world = undefined;
+  jest.useRealTimers();
+});
+
+interface Captured extends OpsOutput {
+  stdout: string[];
+  stderr: string[];
+}
+
+function captured(): Captured {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (text) => stdout.push(text), err: (text) => stderr.push(text) };
+}
+
+async function ops(
+  w: OpsWorld,
+  ...argv: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = captured();
+  const code = await runOpsCommand(w.operations, { orders: w.app.orders, now: w.deps.now }, argv, output);
+  return { code, stdout: output.stdout.join('\n'), stderr: output.stderr.join('\n') };
+}
+
+const misrouted = added('O-A', 'T-A2', 2);
+const id = messageIdOf(misrouted);
+
+describe('npm run ops', () => {
+  it('lists, shows and replays parked messages, refusing what would park again unless forced', async () => {
+    world = opsWorld();
+    await world.app.broker.send('order-transactions', [entryMessageFor(misrouted, 'O-B')]);
+    await run(world, [
+      { messageId: 'B-X', sessionId: 'main', body: { batchId: 'B-X', entries: 'not a batch' } },
+    ]);
+
+    const list = await ops(world, 'parked', 'list');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`${id}\\s+order-transactions\\s+O-B\\s+misrouted`));
+    expect(list.stdout).toMatch(/B-X\s+ledger\s+main\s+invalid/);
+    expect(list.stdout).toContain('2 parked');
+    const asJson = await ops(world, 'parked', 'list', '--json');
+    expect((JSON.parse(asJson.stdout) as { messages: unknown[] }).messages).toHaveLength(2);
+
+    const show = await ops(world, 'parked', 'show', 'B-X');
+    expect(show.code).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      messageId: 'B-X',
+      body: { batchId: 'B-X', entries: 'not a batch' },
+      replay: { queue: 'ledger', sessionId: 'main', prediction: { outcome: 'parked', reason: 'invalid' } },
+    });
+    await expect(ops(world, 'parked', 'show', 'nope')).resolves.toMatchObject({ code: 1 });
+
+    const refused = await ops(world, 'parked', 'replay', 'B-X');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('refused (would-park-again)');
+    expect(refused.stderr).toContain('entries must be an array');
+
+    moveClockPastDuplicateWindow();
+    const forced = await ops(world, 'parked', 'replay', id, '--force');
+    expect(forced).toMatchObject({ code: 0, stderr: '' });
+    expect(forced.stdout).toContain(`replayed ${id} into order-transactions (session O-B), forced`);
+    await world.app.drain();
+    expect(await parkedReasons(world.operations)).toEqual({ [id]: 'misrouted', 'B-X': 'invalid' });
+  });
+
+  it('shows dead-letter queues and the session backlog', async () => {
+    world = opsWorld();
+    await expect(ops(world, 'dlq', 'list', 'ledger')).resolves.toEqual({
+      code: 0,
+      stdout: 'no dead-lettered messages in ledger',
+      stderr: '',
+    });
+    await expect(ops(world, 'dlq', 'replay', 'ledger', 'B-1')).resolves.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('refused (not-found)'),
+    });
+    await world.app.host.stop();
+    await world.app.broker.send('order-transactions', [entryMessageFor(misrouted)]);
+    const sessions = await ops(world, 'sessions', 'order-transactions');
+    expect(sessions.code).toBe(0);
+    expect(sessions.stdout).toContain('order-transactions: 1 active, 0 dead-lettered');
+    expect(sessions.stdout).toMatch(/O-A\s+1/);
+  });
+
+  it('answers usage errors with 2 and the usage, help with 0', async () => {
+    world = opsWorld();
+    const usage: Array<[string[], string]> = [
+      [[], 'a command is required'],
+      [['parked'], 'parked takes list, show or replay'],
+      [['parked', 'replay'], 'a messageId is required'],
+      [['parked', 'list', 'extra'], 'unexpected argument "extra"'],
+      [['parked', 'list', '--force'], '--force applies to a replay only'],
+      [['parked', 'list', '--verbose'], 'unknown option --verbose'],
+      [['dlq', 'list', 'bogus'], 'unknown queue "bogus"'],
+      [['sessions'], 'a queue is required'],
+      [['drain'], 'unknown command "drain"'],
+    ];
+    for (const [argv, message] of usage) {
+      const result = await ops(world, ...argv);
+      expect([argv, result.code]).toEqual([argv, 2]);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).toContain('usage: npm run ops');
+    }
+    const help = await ops(world, 'help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('parked replay <messageId> [--force]');
+  });
+
+  it('answers a failing operation with 1 and the reason', async () => {
+    world = opsWorld();
+    const output = captured();
+    const failing = {
+      ...world.operations,
+      listParked: async () => {
+        throw new PermanentError('bus-error', 'peeking parked failed (Unauthorized)');
+      },
+    };
+    const code = await runOpsCommand(failing, world.deps, ['parked', 'list'], output);
+    expect(code).toBe(1);
+    expect(output.stderr).toEqual(['failed: peeking parked failed (Unauthorized)']);
+  });
+
+  it('without Azure settings explains there is nothing to operate on; a half-set one is named', async () => {
+    const none = captured();
+    await expect(main(['parked', 'list'], {}, none)).resolves.toBe(2);
+    expect(none.stderr).toEqual([NO_AZURE_SETTINGS]);
+
+    const half = captured();
+    await expect(
+      main(
+        ['parked', 'list'],
+        { ServiceBusConnection__fullyQualifiedNamespace: 'ns.servicebus.windows.net' },
+        half,
+      ),
+    ).resolves.toBe(2);
+    expect(half.stderr.join()).toContain('CosmosDb__accountEndpoint');
+
+    const usage = captured();
+    await expect(main(['nope'], {}, usage)).resolves.toBe(2);
+    expect(usage.stderr.join()).toContain('unknown command "nope"');
+  });
+
+  it('is the package script `ops`', () => {
+    const manifest = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(manifest.scripts.ops).toBe('node dist/src/local/ops.js');
+  });
+});

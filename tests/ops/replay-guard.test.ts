@@ -1,0 +1,57 @@
+/**
+ * The guard against a replay the broker would swallow: every queue the replayed message may land
+ * in, `parked` included when it would be parked again, must have forgotten its id.
+ */
+import { createEmbeddedStore } from '../../src/adapters/embedded-store';
+import { createEmbeddedBroker } from '../../src/local/broker';
+import { createEmbeddedOperations } from '../../src/local/embedded-operations';
+import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
+import { parkedMessage } from '../../src/services/parking';
+import { replayParked, type ReplayDeps } from '../../src/services/replay';
+
+const MINUTE = 60_000;
+
+describe('replay: duplicate detection guard', () => {
+  it('waits for the parked queue too when the message would be parked again', async () => {
+    let t = 1_700_000_000_000;
+    const now = (): number => t;
+    const broker = createEmbeddedBroker({ now });
+    broker.createQueue('ledger', { requiresSession: true, duplicateDetection: true });
+    broker.createQueue('order-transactions', {
+      requiresSession: true,
+      duplicateDetection: true,
+      duplicateDetectionWindowMs: MINUTE,
+    });
+    broker.createQueue('parked', { duplicateDetection: true, duplicateDetectionWindowMs: 10 * MINUTE });
+    const orders = createEmbeddedStore({ now }).container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
+    const deps: ReplayDeps = { operations: createEmbeddedOperations(broker), orders, now };
+
+    const entry = { transactionId: 'T-1', orderId: 'O-1', sequence: 1, type: 'OrderDeleted', data: {} };
+    await broker.send('parked', [
+      parkedMessage({
+        fromQueue: 'order-transactions',
+        messageId: 'T-1:aa',
+        sessionId: 'O-2',
+        body: entry,
+        transactionId: 'T-1',
+        reason: 'misrouted',
+        description: 'orderId O-1 arrived in session O-2',
+      }),
+    ]);
+
+    t += 2 * MINUTE;
+    const early = await replayParked(deps, 'T-1:aa', { force: true });
+    expect(early).toMatchObject({ replayed: false, refusal: 'duplicate-detection' });
+    expect(early.replayed === false && early.reason).toMatch(/^parked detects duplicates over 10 minutes/);
+
+    t += 9 * MINUTE;
+    await expect(replayParked(deps, 'T-1:aa', { force: true })).resolves.toMatchObject({
+      replayed: true,
+      forced: true,
+      prediction: { outcome: 'parked', reason: 'misrouted' },
+    });
+    expect(broker.peek('order-transactions').map((m) => [m.messageId, m.sessionId])).toEqual([
+      ['T-1:aa', 'O-2'],
+    ]);
+  });
+});

@@ -54,11 +54,69 @@ export interface EmbeddedStore {
   resetCounters(): void;
 }
 
-/** A stored document as Cosmos holds it: the caller's fields plus `_etag` and `_ts`. */
-type StoredRecord = Document & { _etag: string; _ts: number };
+/**
+ * A document as the caller handed it over: its JSON text, taken when the call is made, and the
+ * fields the store itself reads, as that JSON has them. JSON, not structuredClone: it drops
+ * `undefined` and turns dates into strings exactly as the Cosmos wire does.
+ */
+interface Prepared {
+  readonly text: string;
+  /** Only `id`, `ttl` and the partition key, for the document rules. */
+  readonly view: Document;
+}
 
-/** One partition's documents by id. Batches work on a copy of it, so a failure leaves the original untouched. */
+/**
+ * A stored document as Cosmos holds it: the caller's fields plus `_etag` and `_ts`, kept as JSON
+ * text. Every read parses a fresh copy, so no caller ever holds the stored one, and a write costs
+ * one stringify rather than a clone on the way in and another on the way out.
+ */
+interface StoredRecord {
+  readonly id: string;
+  readonly ttl: unknown;
+  readonly _etag: string;
+  readonly _ts: number;
+  readonly text: string;
+}
+
+type PreparedOperation =
+  | { op: 'create'; document: Prepared }
+  | { op: 'replace' | 'upsert'; document: Prepared; ifMatch?: string }
+  | { op: 'delete'; id: string; ifMatch?: string }
+  | { op: 'read'; id: string };
+
+/** One partition's documents by id. */
 type Partition = Map<string, StoredRecord>;
+
+/** What the document rules read and write: a partition, or a batch's staging over one. */
+interface PartitionView {
+  get(id: string): StoredRecord | undefined;
+  set(id: string, record: StoredRecord): void;
+  delete(id: string): void;
+}
+
+/**
+ * A batch's changes, held over the partition and applied only when every operation succeeded, so a
+ * failure leaves the partition untouched. Only the changes are held: copying the partition instead
+ * would make each write cost as much as the partition holds (an order and all its inbox markers).
+ */
+function stagedOver(partition: Partition): PartitionView & { commit(): void } {
+  const changes = new Map<string, StoredRecord | undefined>();
+  return {
+    get: (id) => (changes.has(id) ? changes.get(id) : partition.get(id)),
+    set: (id, record) => {
+      changes.set(id, record);
+    },
+    delete: (id) => {
+      changes.set(id, undefined);
+    },
+    commit() {
+      for (const [id, record] of changes) {
+        if (record === undefined) partition.delete(id);
+        else partition.set(id, record);
+      }
+    },
+  };
+}
 
 interface Outcome {
   status: number;
@@ -74,9 +132,73 @@ interface Registered {
 const PRECONDITION_FAILED = 412;
 const FAILED_DEPENDENCY = 424;
 
-/** JSON, not structuredClone: it drops `undefined` and turns dates into strings exactly as the Cosmos wire does. */
-function clone<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
+/** A value JSON gives back unchanged, so that the document's own field can stand for its JSON. */
+function survivesJson(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0))
+  );
+}
+
+function prepare(document: Document, keyField: string): Prepared {
+  const text = JSON.stringify(document);
+  const plain =
+    typeof (document as { toJSON?: unknown }).toJSON !== 'function' &&
+    survivesJson(document.id) &&
+    survivesJson(document.ttl) &&
+    survivesJson(document[keyField]);
+  const source = plain ? document : (JSON.parse(text) as Document | null);
+  return {
+    text,
+    view: { id: source?.id as string, ttl: source?.ttl, [keyField]: source?.[keyField] },
+  };
+}
+
+function prepareOperation(operation: BatchOperation, keyField: string): PreparedOperation {
+  switch (operation.op) {
+    case 'create':
+      return { op: 'create', document: prepare(operation.document, keyField) };
+    case 'replace':
+    case 'upsert':
+      return {
+        op: operation.op,
+        document: prepare(operation.document, keyField),
+        ifMatch: operation.ifMatch,
+      };
+    case 'delete':
+      return { op: 'delete', id: operation.id, ifMatch: operation.ifMatch };
+    case 'read':
+      return { op: 'read', id: operation.id };
+  }
+}
+
+/** The rules see what they would see in the JSON the caller sent. */
+function viewOf(operation: PreparedOperation): BatchOperation {
+  return operation.op === 'read' || operation.op === 'delete'
+    ? operation
+    : { op: operation.op, document: operation.document.view };
+}
+
+function parseRecord<T extends Document>(record: StoredRecord): T {
+  return JSON.parse(record.text) as T;
+}
+
+/** A successful batch operation's result; its document is parsed when first asked for, as most callers want the etag only. */
+function resultOf(status: number, record: StoredRecord): BatchOperationResult {
+  const result: BatchOperationResult = { status, etag: record._etag };
+  let document: Document | undefined;
+  Object.defineProperty(result, 'document', {
+    enumerable: true,
+    configurable: true,
+    get: () => (document ??= parseRecord(record)),
+    set: (value: Document | undefined) => {
+      document = value;
+    },
+  });
+  return result;
 }
 
 function checkDefaultTtl(value: number | null | undefined): number | null {
@@ -105,11 +227,20 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     return `"00000000-0000-0000-0000-${etagCounter.toString(16).padStart(12, '0')}"`;
   };
 
-  const stamp = (document: Document): StoredRecord => ({
-    ...document,
-    _etag: nextEtag(),
-    _ts: Math.floor(now() / 1000),
-  });
+  // `_etag` and `_ts` go last, overriding any the caller sent, as the spread `{...document, _etag, _ts}` would.
+  const stamp = (document: Prepared): StoredRecord => {
+    const etag = nextEtag();
+    const ts = Math.floor(now() / 1000);
+    const system = `"_etag":${JSON.stringify(etag)},"_ts":${ts}}`;
+    const { text } = document;
+    return {
+      id: document.view.id,
+      ttl: document.view.ttl,
+      _etag: etag,
+      _ts: ts,
+      text: text === '{}' ? `{${system}` : `${text.slice(0, -1)},${system}`,
+    };
+  };
 
   function createContainer(
     name: string,
@@ -126,7 +257,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     };
 
     // Expired documents are dropped when met, so every operation sees them as absent.
-    const live = (partition: Partition, id: string): StoredRecord | undefined => {
+    const live = (partition: PartitionView, id: string): StoredRecord | undefined => {
       const record = partition.get(id);
       if (record === undefined || !expired(record)) return record;
       partition.delete(id);
@@ -145,21 +276,21 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const matches = (record: StoredRecord, ifMatch: string | undefined): boolean =>
       ifMatch === undefined || record._etag === ifMatch;
 
-    const write = (partition: Partition, document: Document, status: number): Outcome => {
+    const write = (partition: PartitionView, document: Prepared, status: number): Outcome => {
       const record = stamp(document);
       partition.set(record.id, record);
       return { status, record };
     };
 
     // The single-document rules, applied alike to a live partition or to a batch's staged copy.
-    const apply = (partition: Partition, operation: BatchOperation): Outcome => {
+    const apply = (partition: PartitionView, operation: PreparedOperation): Outcome => {
       switch (operation.op) {
         case 'create':
-          return live(partition, operation.document.id)
+          return live(partition, operation.document.view.id)
             ? { status: 409 }
             : write(partition, operation.document, 201);
         case 'replace': {
-          const existing = live(partition, operation.document.id);
+          const existing = live(partition, operation.document.view.id);
           if (existing === undefined) return { status: 404 };
           if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
           return write(partition, operation.document, 200);
@@ -167,7 +298,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         case 'upsert': {
           // As in Cosmos, ifMatch only guards an upsert that turns out to be a replace; a missing
           // document is created whatever etag was given.
-          const existing = live(partition, operation.document.id);
+          const existing = live(partition, operation.document.view.id);
           if (existing === undefined) return write(partition, operation.document, 201);
           if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
           return write(partition, operation.document, 200);
@@ -186,11 +317,11 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       }
     };
 
-    const applyToDocument = (document: Document, operation: BatchOperation): Outcome =>
-      apply(partitionOf(checkDocument(document, keyField)), operation);
+    const applyToDocument = (operation: PreparedOperation & { document: Prepared }): Outcome =>
+      apply(partitionOf(checkDocument(operation.document.view, keyField)), operation);
 
     const storedOf = <T extends Document>(record: StoredRecord): Stored<T> => ({
-      document: clone(record) as Document as T,
+      document: parseRecord<T>(record),
       etag: record._etag,
     });
 
@@ -207,9 +338,9 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       partitionKeyPath,
 
       async create(document: Document): Promise<CreateResult> {
-        const copy = clone(document);
+        const prepared = prepare(document, keyField);
         await roundTrip(name);
-        const outcome = applyToDocument(copy, { op: 'create', document: copy });
+        const outcome = applyToDocument({ op: 'create', document: prepared });
         return outcome.status === 201 ? { status: 201, etag: etagOf(outcome) } : { status: 409 };
       },
 
@@ -223,26 +354,18 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async replace(document: Document, writeOptions: WriteOptions = {}): Promise<ReplaceResult> {
-        const copy = clone(document);
+        const prepared = prepare(document, keyField);
         await roundTrip(name);
-        const outcome = applyToDocument(copy, {
-          op: 'replace',
-          document: copy,
-          ifMatch: writeOptions.ifMatch,
-        });
+        const outcome = applyToDocument({ op: 'replace', document: prepared, ifMatch: writeOptions.ifMatch });
         return outcome.status === 200
           ? { status: 200, etag: etagOf(outcome) }
           : preconditionOrMissing(outcome.status);
       },
 
       async upsert(document: Document, writeOptions: WriteOptions = {}): Promise<UpsertResult> {
-        const copy = clone(document);
+        const prepared = prepare(document, keyField);
         await roundTrip(name);
-        const outcome = applyToDocument(copy, {
-          op: 'upsert',
-          document: copy,
-          ifMatch: writeOptions.ifMatch,
-        });
+        const outcome = applyToDocument({ op: 'upsert', document: prepared, ifMatch: writeOptions.ifMatch });
         return outcome.status === 200 || outcome.status === 201
           ? { status: outcome.status, etag: etagOf(outcome) }
           : { status: PRECONDITION_FAILED };
@@ -257,29 +380,29 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
-        const copies = clone(operations);
+        const prepared = operations.map((operation) => prepareOperation(operation, keyField));
         await roundTrip(name);
-        checkBatch(partitionKey, copies, keyField);
-        const staged: Partition = new Map(partitionOf(partitionKey));
+        checkBatch(partitionKey, prepared.map(viewOf), keyField);
+        const staged = stagedOver(partitionOf(partitionKey));
         const outcomes: Outcome[] = [];
-        for (const operation of copies) {
+        for (const operation of prepared) {
           const outcome = apply(staged, operation);
           if (outcome.status >= 400) {
             return {
               ok: false,
-              results: copies.map((_, index) => ({
+              results: prepared.map((_, index) => ({
                 status: index === outcomes.length ? outcome.status : FAILED_DEPENDENCY,
               })),
             };
           }
           outcomes.push(outcome);
         }
-        partitions.set(partitionKey, staged);
-        const results = outcomes.map((outcome): BatchOperationResult => {
-          if (outcome.record === undefined) return { status: outcome.status };
-          const { document, etag } = storedOf(outcome.record);
-          return { status: outcome.status, etag, document };
-        });
+        staged.commit();
+        const results = outcomes.map((outcome): BatchOperationResult =>
+          outcome.record === undefined
+            ? { status: outcome.status }
+            : resultOf(outcome.status, outcome.record),
+        );
         return { ok: true, results };
       },
 
@@ -296,8 +419,10 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         for (const partition of scanned) {
           for (const id of [...partition.keys()]) {
             const record = live(partition, id);
-            if (record && conditions.every(([field, value]) => record[field] === value)) {
-              found.push(storedOf<T>(record));
+            if (record === undefined) continue;
+            const document = parseRecord<T>(record);
+            if (conditions.every(([field, value]) => document[field] === value)) {
+              found.push({ document, etag: record._etag });
             }
           }
         }

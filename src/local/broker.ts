@@ -161,12 +161,19 @@ export interface EmbeddedBroker extends MessageSender {
   acceptNextSession(queue: string): SessionReceiver | undefined;
   /** Next available message of a queue without sessions. */
   receive(queue: string): ReceivedMessage | undefined;
+  /**
+   * One chosen message of a queue without sessions, locked, when it is available: an operator
+   * replaying it must settle that very copy, not whichever is next.
+   */
+  receiveBySequenceNumber(queue: string, sequenceNumber: number): ReceivedMessage | undefined;
   complete(message: ReceivedMessage): void;
   abandon(message: ReceivedMessage): void;
   deadLetter(message: ReceivedMessage, reason: string, description: string): void;
   renewMessageLock(message: ReceivedMessage): number;
   peek(queue: string): PeekedMessage[];
   deadLetters(queue: string): DeadLetteredMessage[];
+  /** Removes one message from the dead-letter sub-queue (an operator replayed it); undefined if gone. */
+  takeDeadLetter(queue: string, sequenceNumber: number): DeadLetteredMessage | undefined;
   sessions(queue: string): SessionBacklog[];
   stats(): Record<string, QueueStats>;
   /** No message waiting, in flight, or locked by a receiver that went away; only `queues` when given. */
@@ -250,6 +257,8 @@ interface SessionState {
   /** FIFO by sequence number; a message comes back to the head, where it was. */
   readonly messages: StoredMessage[];
   lock: SessionLock | undefined;
+  /** When a receiver last accepted it (the queue's `lastAccepted`), kept here for the acceptance scan. */
+  accepted: number;
 }
 
 interface QueueState {
@@ -308,6 +317,57 @@ function lockTokenFor(counter: number): string {
   return `00000000-0000-4000-8000-${counter.toString(16).padStart(12, '0')}`;
 }
 
+const NOT_PLAIN = Symbol('not plain');
+/** Deeper than any body the app sends; deeper ones, and cycles, go to structuredClone. */
+const MAX_PLAIN_DEPTH = 64;
+
+function copyPlain(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) {
+    return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
+  }
+  if (depth >= MAX_PLAIN_DEPTH) return NOT_PLAIN;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return NOT_PLAIN;
+    const length = value.length;
+    const copy: unknown[] = new Array<unknown>(length);
+    for (let i = 0; i < length; i++) {
+      const element: unknown = value[i];
+      if (element === undefined && !(i in value)) return NOT_PLAIN;
+      const item = copyPlain(element, depth + 1);
+      if (item === NOT_PLAIN) return NOT_PLAIN;
+      copy[i] = item;
+    }
+    return copy;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return NOT_PLAIN;
+  const record = value as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  // for...in with an own-property check: the same keys as Object.keys, without allocating them.
+  for (const key in record) {
+    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
+    const item = copyPlain(record[key], depth + 1);
+    if (item === NOT_PLAIN) return NOT_PLAIN;
+    if (key === '__proto__') {
+      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    } else {
+      copy[key] = item;
+    }
+  }
+  return copy;
+}
+
+/**
+ * A body as the queue keeps it and as each delivery gets it: structuredClone, without its
+ * serialize round trip for the plain objects, arrays and primitives bodies nearly always are.
+ * There, as on the wire, a value referenced twice is copied twice and an array keeps only its
+ * elements; anything else (dates, bytes, maps, cycles) goes to structuredClone whole.
+ */
+function cloneBody(body: unknown): unknown {
+  const copy = copyPlain(body, 0);
+  return copy === NOT_PLAIN ? structuredClone(body) : copy;
+}
+
 function removeFrom(messages: StoredMessage[], message: StoredMessage): void {
   const index = messages.indexOf(message);
   if (index >= 0) messages.splice(index, 1);
@@ -342,6 +402,17 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
   let receiverCounter = 0;
   let acceptCounter = 0;
   let wakeUp: { timer: NodeJS.Timeout; at: number } | undefined;
+  /**
+   * No lock, of a message or a session, runs out before this (Infinity: none is held). Renewals
+   * only move deadlines later, so it stays a lower bound until a scan makes it exact again, and
+   * the many operations that run before it skip the scan.
+   */
+  let earliestLockDeadline = Infinity;
+
+  function lockTaken(lockedUntil: number): number {
+    if (lockedUntil < earliestLockDeadline) earliestLockDeadline = lockedUntil;
+    return lockedUntil;
+  }
 
   function queueOf(name: string): QueueState {
     const queue = queues.get(name);
@@ -374,7 +445,12 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
   function sessionOf(queue: QueueState, sessionId: string): SessionState {
     let session = queue.sessions.get(sessionId);
     if (!session) {
-      session = { id: sessionId, messages: [], lock: undefined };
+      session = {
+        id: sessionId,
+        messages: [],
+        lock: undefined,
+        accepted: queue.lastAccepted.get(sessionId) ?? 0,
+      };
       queue.sessions.set(sessionId, session);
     }
     return session;
@@ -438,34 +514,30 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
   // Expiry is lazy: every operation first settles what the clock has already decided.
   function expireLocks(): void {
     const t = now();
+    if (t < earliestLockDeadline) return;
+    let earliest = Infinity;
     for (const [token, entry] of locks) {
       const lock = entry.message.lock;
-      if (lock && lock.lockedUntil > t) continue;
+      if (lock && lock.lockedUntil > t) {
+        earliest = Math.min(earliest, lock.lockedUntil);
+        continue;
+      }
       locks.delete(token);
       entry.queue.stats.lockExpired += 1;
       release(entry.queue, entry.message);
     }
     for (const held of heldSessions) {
       const lock = held.session.lock;
-      if (lock && lock.lockedUntil > t) continue;
+      if (lock && lock.lockedUntil > t) {
+        earliest = Math.min(earliest, lock.lockedUntil);
+        continue;
+      }
       heldSessions.delete(held);
       held.session.lock = undefined;
       pruneSession(held.queue, held.session.id);
       if (isSessionAvailable(held.session)) notify(held.queue.name);
     }
-  }
-
-  function earliestDeadline(): number | undefined {
-    let earliest: number | undefined;
-    for (const entry of locks.values()) {
-      const at = entry.message.lock?.lockedUntil;
-      if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
-    }
-    for (const held of heldSessions) {
-      const at = held.session.lock?.lockedUntil;
-      if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
-    }
-    return earliest;
+    earliestLockDeadline = earliest;
   }
 
   function clearWakeUp(): void {
@@ -477,7 +549,9 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
   // Only while someone listens, so that a broker driven by a test clock runs no timers at all.
   function scheduleWakeUp(): void {
     if (listeners.size === 0) return;
-    const at = earliestDeadline();
+    // A bound that a renewal or settlement made stale wakes the broker early, to no harm: the
+    // wake-up's scan makes it exact and schedules the next.
+    const at = earliestLockDeadline === Infinity ? undefined : earliestLockDeadline;
     if (at === undefined) {
       clearWakeUp();
       return;
@@ -502,7 +576,10 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
 
   function lockMessage(queue: QueueState, message: StoredMessage): ReceivedMessage {
     lockCounter += 1;
-    const lock = { token: lockTokenFor(lockCounter), lockedUntil: now() + queue.settings.lockDurationMs };
+    const lock = {
+      token: lockTokenFor(lockCounter),
+      lockedUntil: lockTaken(now() + queue.settings.lockDurationMs),
+    };
     message.lock = lock;
     message.deliveryCount += 1;
     locks.set(lock.token, { queue, message });
@@ -510,7 +587,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       queue: queue.name,
       messageId: message.messageId,
       sessionId: message.sessionId,
-      body: structuredClone(message.body),
+      body: cloneBody(message.body),
       correlationId: message.correlationId,
       subject: message.subject,
       contentType: message.contentType,
@@ -568,7 +645,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
   function renewLocked(entry: LockedEntry): number {
     const lock = entry.message.lock;
     if (!lock) throw new MessageLockLostError(`message ${entry.message.messageId} is not locked`);
-    lock.lockedUntil = now() + entry.queue.settings.lockDurationMs;
+    lock.lockedUntil = lockTaken(now() + entry.queue.settings.lockDurationMs);
     scheduleWakeUp();
     return lock.lockedUntil;
   }
@@ -579,7 +656,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
     const receiverId = receiverCounter;
     const held: HeldSession = { queue, session };
     let closed = false;
-    session.lock = { receiverId, lockedUntil: now() + queue.settings.lockDurationMs };
+    session.lock = { receiverId, lockedUntil: lockTaken(now() + queue.settings.lockDurationMs) };
     heldSessions.add(held);
     scheduleWakeUp();
 
@@ -593,7 +670,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
     }
 
     function renew(lock: SessionLock): number {
-      lock.lockedUntil = now() + queue.settings.lockDurationMs;
+      lock.lockedUntil = lockTaken(now() + queue.settings.lockDurationMs);
       scheduleWakeUp();
       return lock.lockedUntil;
     }
@@ -693,7 +770,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
     const stored: StoredMessage = {
       messageId: message.messageId,
       sessionId: message.sessionId,
-      body: structuredClone(message.body),
+      body: cloneBody(message.body),
       correlationId: message.correlationId,
       subject: message.subject,
       contentType: message.contentType,
@@ -770,21 +847,22 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       if (!queue.settings.requiresSession) {
         throw new PermanentError('not-a-session-queue', `queue ${name} has no sessions`);
       }
+      // Least recently accepted first, then the oldest head: fair across sessions.
       let chosen: SessionState | undefined;
-      let chosenRank: [number, number] = [Infinity, Infinity];
+      let chosenAccepted = Infinity;
+      let chosenHead = Infinity;
       for (const session of queue.sessions.values()) {
         if (!isSessionAvailable(session)) continue;
-        const rank: [number, number] = [
-          queue.lastAccepted.get(session.id) ?? 0,
-          session.messages[0]?.sequenceNumber ?? Infinity,
-        ];
-        if (rank[0] < chosenRank[0] || (rank[0] === chosenRank[0] && rank[1] < chosenRank[1])) {
+        const head = session.messages[0].sequenceNumber;
+        if (session.accepted < chosenAccepted || (session.accepted === chosenAccepted && head < chosenHead)) {
           chosen = session;
-          chosenRank = rank;
+          chosenAccepted = session.accepted;
+          chosenHead = head;
         }
       }
       if (!chosen) return undefined;
       acceptCounter += 1;
+      chosen.accepted = acceptCounter;
       queue.lastAccepted.set(chosen.id, acceptCounter);
       return createSessionReceiver(queue, chosen);
     },
@@ -795,6 +873,18 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       const next = queue.messages.find((message) => message.lock === undefined);
       if (!next) return undefined;
       const received = lockMessage(queue, next);
+      scheduleWakeUp();
+      return received;
+    },
+
+    receiveBySequenceNumber(name: string, sequenceNumber: number): ReceivedMessage | undefined {
+      expireLocks();
+      const queue = withoutSessions(name);
+      const chosen = queue.messages.find(
+        (message) => message.sequenceNumber === sequenceNumber && message.lock === undefined,
+      );
+      if (!chosen) return undefined;
+      const received = lockMessage(queue, chosen);
       scheduleWakeUp();
       return received;
     },
@@ -844,6 +934,18 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
         body: structuredClone(message.body),
         applicationProperties: { ...message.applicationProperties },
       }));
+    },
+
+    takeDeadLetter(name: string, sequenceNumber: number): DeadLetteredMessage | undefined {
+      const deadLetters = queueOf(name).deadLetters;
+      const index = deadLetters.findIndex((message) => message.sequenceNumber === sequenceNumber);
+      if (index < 0) return undefined;
+      const [taken] = deadLetters.splice(index, 1);
+      return {
+        ...taken,
+        body: structuredClone(taken.body),
+        applicationProperties: { ...taken.applicationProperties },
+      };
     },
 
     sessions(name: string): SessionBacklog[] {

@@ -20,7 +20,7 @@ import { createOrderCache } from '../services/order-cache';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, type OrderDocument } from '../services/order-documents';
 import { fulfilmentStarter } from '../services/fulfilment-starter';
 import { QUEUE } from '../services/queues';
-import type { DocumentContainer, FulfilmentStarter, MessageSender } from '../services/ports';
+import type { DocumentContainer, FulfilmentStarter, MessageSender, Telemetry } from '../services/ports';
 import type { Downstream } from '../services/fulfilment-ports';
 import { createDurableDriver, type ClockOption, type DurableDriver } from './durable-driver';
 import { createEmbeddedBroker, type EmbeddedBroker } from './broker';
@@ -55,6 +55,15 @@ export interface EmbeddedAppOptions {
   clock?: ClockOption;
   /** Wraps the built-in downstream services, e.g. to make one fail in a test. */
   downstream?: (builtIn: Downstream) => Downstream;
+  /** 'record-only' notes each submitted order in `submitted` and starts no saga: the bench times the convoy alone. */
+  fulfilment?: 'run' | 'record-only';
+  /** How long a session pump waits on an empty session before taking another (host.json `sessionIdleTimeout`). */
+  sessionIdleTimeoutMs?: number;
+  /** Wraps what the Service Bus functions write through and report to, e.g. so that the bench can observe them. */
+  instrument?: {
+    orders?: (orders: DocumentContainer) => DocumentContainer;
+    telemetry?: (telemetry: Telemetry) => Telemetry;
+  };
   log?: HostLog;
 }
 
@@ -113,10 +122,16 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
   });
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, { defaultTtlSeconds: -1 });
-  const faultyOrders = withTransientFaults(orders, faults.transient ?? 0, faultRandom(seed, 'transient'));
+  const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;
+  const faultyOrders = withTransientFaults(
+    instrumentedOrders,
+    faults.transient ?? 0,
+    faultRandom(seed, 'transient'),
+  );
   const producer = withReorderFaults(broker, faults.reorder ?? 0, faultRandom(seed, 'reorder'));
   const sender: MessageSender = producer;
   const telemetry = createRecordingTelemetry();
+  const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
   const cache = createOrderCache();
 
   const policy: SagaPolicy = {
@@ -151,27 +166,29 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
 
   const submitted: string[] = [];
   const starter = fulfilmentStarter(durable.client);
+  const startsSagas = (options.fulfilment ?? 'run') === 'run';
   const fulfilment: FulfilmentStarter = {
     async start(input) {
       submitted.push(input.orderId);
-      await starter.start(input);
+      if (startsSagas) await starter.start(input);
     },
   };
 
   const host = createFunctionsHost({
     broker,
     functions: [
-      ledgerProcessor({ sender, telemetry }),
+      ledgerProcessor({ sender, telemetry: functionTelemetry }),
       orderTransactions(() => ({
         orders: faultyOrders,
         sender: broker,
-        telemetry,
+        telemetry: functionTelemetry,
         cache,
         fulfilment,
         inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
       })),
     ],
     maxConcurrentSessions: options.maxConcurrentSessions ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
+    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     random: faultRandom(seed, 'crashAfterCommit'),
     faults: { crashAfterCommit: faults.crashAfterCommit },
     log: options.log,

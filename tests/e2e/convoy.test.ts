@@ -199,12 +199,12 @@ describe('idempotent consumer: two consumers racing on copies of one message', (
             enqueuedTimeUtc: new Date().toISOString(),
             applicationProperties: message.applicationProperties,
           },
-          logHandler: (_level, ...args) => {
-            const text = String(args[0]);
-            if (text.startsWith('order transaction ')) outcomes.push(text.slice('order transaction '.length));
-          },
         });
+        const tracedBefore = telemetry.traces.length;
         await definition.handler(message.body, context);
+        for (const { message: text } of telemetry.traces.slice(tracedBefore)) {
+          if (text.startsWith('order transaction ')) outcomes.push(text.slice('order transaction '.length));
+        }
       },
     };
   }

@@ -14,9 +14,44 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+const text = JSON.stringify;
+
+function canonicalData(entry: Entry): string {
+  switch (entry.type) {
+    case 'OrderCreated':
+      return `{"currency":${text(entry.data.currency)},"customerId":${text(entry.data.customerId)}}`;
+    case 'TransactionAdded':
+      return `{"quantity":${entry.data.quantity},"sku":${text(entry.data.sku)},"unitPrice":${entry.data.unitPrice}}`;
+    case 'TransactionAmended': {
+      const { quantity, targetTransactionId, unitPrice } = entry.data;
+      const fields = [
+        ...(quantity === undefined ? [] : [`"quantity":${quantity}`]),
+        `"targetTransactionId":${text(targetTransactionId)}`,
+        ...(unitPrice === undefined ? [] : [`"unitPrice":${unitPrice}`]),
+      ];
+      return `{${fields.join(',')}}`;
+    }
+    case 'OrderDeleted':
+      return entry.data.reason === undefined ? '{}' : `{"reason":${text(entry.data.reason)}}`;
+  }
+}
+
+/**
+ * `canonicalJson` of a validated entry, written for its fixed shape: the digest is on the hot path of
+ * both the ledger and the consumer, and the generic writer's sorting was a tenth of their CPU time.
+ * A property test holds the two equal.
+ */
+export function canonicalEntry(entry: Entry): string {
+  return (
+    `{"data":${canonicalData(entry)},${entry.final === true ? '"final":true,' : ''}` +
+    `"orderId":${text(entry.orderId)},"sequence":${entry.sequence},` +
+    `"transactionId":${text(entry.transactionId)},"type":${text(entry.type)}}`
+  );
+}
+
 /** SHA-256 of the canonical entry, hex. Tells a duplicate (same digest) from a reused id (another). */
 export function entryDigest(entry: Entry): string {
-  return createHash('sha256').update(canonicalJson(entry)).digest('hex');
+  return createHash('sha256').update(canonicalEntry(entry)).digest('hex');
 }
 
 /**

@@ -4,7 +4,7 @@
  * A messageId with `#` or `/` in it (a ledger entry parked alone is `<batchId>#<index>`) must be
  * percent-encoded in the URL.
  */
-import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import type { HttpRequest, InvocationContext } from '@azure/functions';
 import type { ApiResult } from '../services/orders-api';
 import {
   listDeadLettered,
@@ -17,20 +17,7 @@ import {
   type OperationsApiDeps,
 } from '../services/operations-api';
 import type { HttpFunctionDefinition } from './definition';
-
-function respond(result: ApiResult): HttpResponseInit {
-  return { status: result.status, jsonBody: result.body };
-}
-
-async function jsonBody(request: HttpRequest): Promise<{ ok: true; value: unknown } | { ok: false }> {
-  const text = await request.text();
-  if (text.trim() === '') return { ok: true, value: undefined };
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
+import { jsonBody, respond } from './http-support';
 
 /** Every replay is logged: the log is the record of who moved what, and when. */
 function logReplay(context: InvocationContext, request: HttpRequest, result: ApiResult): void {

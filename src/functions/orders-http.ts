@@ -1,27 +1,8 @@
 /** `GET /api/orders/{orderId}`, `POST /api/orders/{orderId}/cancel`, `POST /api/orders/{orderId}/review`. */
-import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import {
-  cancelOrder,
-  getOrder,
-  reviewSaga,
-  type ApiResult,
-  type OrdersApiDeps,
-} from '../services/orders-api';
+import type { InvocationContext } from '@azure/functions';
+import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../services/orders-api';
 import type { HttpFunctionDefinition } from './definition';
-
-function respond(result: ApiResult): HttpResponseInit {
-  return { status: result.status, jsonBody: result.body };
-}
-
-async function jsonBody(request: HttpRequest): Promise<{ ok: true; value: unknown } | { ok: false }> {
-  const text = await request.text();
-  if (text.trim() === '') return { ok: true, value: undefined };
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
+import { jsonBody, respond } from './http-support';
 
 export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps): HttpFunctionDefinition[] {
   return [

@@ -9,6 +9,7 @@ import { ConfigurationError } from '../domain/errors';
 import { parseCliArgs, parseInputFile, UsageError, type CliOptions, type InputLine } from './cli-args';
 import { createEmbeddedApp, type EmbeddedApp } from './embedded-app';
 import type { Report } from './report';
+import { textTable } from './text-table';
 
 /** The package root, found from here whether this runs compiled (dist/src/local) or from source. */
 function packageRoot(): string {
@@ -60,20 +61,8 @@ function progressLine(app: EmbeddedApp): string {
   );
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column]))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
 export function summary(report: Report, seconds: number): string {
-  const orders = table([
+  const orders = textTable([
     ['order', 'status', 'total', 'applied', 'waiting for', 'saga', 'reason'],
     ...report.orders.map((order) => [
       order.orderId,
@@ -87,7 +76,7 @@ export function summary(report: Report, seconds: number): string {
   ]);
   const byReason = new Map<string, number>();
   for (const parked of report.parked) byReason.set(parked.reason, (byReason.get(parked.reason) ?? 0) + 1);
-  const parked = table([
+  const parked = textTable([
     ['parked reason', 'count'],
     ...[...byReason].map(([reason, count]) => [reason, String(count)]),
   ]);

@@ -27,6 +27,7 @@ import {
 } from '../services/replay';
 import { UsageError } from './cli-args';
 import { OPS_USAGE, parseOpsArgs, type OpsCommand } from './ops-args';
+import { textTable } from './text-table';
 
 type RunnableCommand = Exclude<OpsCommand, { name: 'help' }>;
 
@@ -40,18 +41,6 @@ export const processOutput: OpsOutput = {
   err: (text) => process.stderr.write(`${text}\n`),
 };
 
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column]))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
 const shortened = (text: string, max = 70): string =>
   text.length > max ? `${text.slice(0, max - 3)}...` : text;
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -64,7 +53,7 @@ function truncationNote(truncated: boolean): string[] {
 function parkedTable(listing: Listing<ParkedMessage>): string {
   if (listing.messages.length === 0) return 'no parked messages';
   return [
-    table([
+    textTable([
       ['messageId', 'from', 'session', 'reason', 'parked at', 'description'],
       ...listing.messages.map((message) => [
         message.messageId,
@@ -83,7 +72,7 @@ function parkedTable(listing: Listing<ParkedMessage>): string {
 function deadLetterTable(queue: string, listing: Listing<DeadLetteredMessage>): string {
   if (listing.messages.length === 0) return `no dead-lettered messages in ${queue}`;
   return [
-    table([
+    textTable([
       ['messageId', 'session', 'deliveries', 'enqueued at', 'reason', 'description'],
       ...listing.messages.map((message) => [
         message.messageId,
@@ -105,7 +94,7 @@ function backlogText(backlog: QueueBacklog): string {
   return [
     counts,
     '',
-    table([
+    textTable([
       ['session', 'pending'],
       ...backlog.sessions.map((session) => [session.sessionId, String(session.pending)]),
     ]),

@@ -1,0 +1,12 @@
+/** A plain-text table for the terminal: columns padded to their widest cell, two spaces apart. */
+export function textTable(rows: readonly string[][]): string {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}

@@ -21,6 +21,8 @@ import { generateBenchWorkload, slotKey, type BenchWorkload } from './bench-work
 import type { QueueStats } from './broker';
 import { createEmbeddedApp, type LedgerInput } from './embedded-app';
 import type { FunctionsHostStats, HostLog } from './functions-host';
+import { integerFlag, UsageError } from './cli-args';
+import { runMain } from './run-main';
 
 export interface BenchOptions {
   /** Simulated store round-trip latency, ms. */
@@ -788,35 +790,27 @@ export const BENCH_USAGE = `usage: npm run bench -- [--latency-ms N] [--orders N
        [--sessions 1,4,16,64] [--calls N] [--duplicate P] [--seed N] [--active-orders N]
        [--zero-latency-sessions N] [--session-idle-ms N] [--warmup-orders N] [--no-naive]`;
 
-export class BenchUsageError extends Error {}
-
-function integerFlag(flag: string, raw: string, min: number): number {
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new BenchUsageError(`${flag} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
+export { UsageError as BenchUsageError } from './cli-args';
 
 export function parseBenchArgs(argv: readonly string[]): { options: Partial<BenchOptions>; json?: string } {
   const options: Partial<BenchOptions> = {};
   let json: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
-    if (flag === '--help' || flag === '-h') throw new BenchUsageError(BENCH_USAGE);
+    if (flag === '--help' || flag === '-h') throw new UsageError(BENCH_USAGE);
     if (flag === '--no-naive') {
       options.naive = false;
       continue;
     }
     const value = argv[i + 1];
     if (value === undefined || value.startsWith('--'))
-      throw new BenchUsageError(`${flag} needs a value\n${BENCH_USAGE}`);
+      throw new UsageError(`${flag} needs a value\n${BENCH_USAGE}`);
     i += 1;
     switch (flag) {
       case '--latency-ms': {
         const latency = Number(value);
         if (!(latency >= 0 && Number.isFinite(latency))) {
-          throw new BenchUsageError(`--latency-ms must be a number >= 0, got ${JSON.stringify(value)}`);
+          throw new UsageError(`--latency-ms must be a number >= 0, got ${JSON.stringify(value)}`);
         }
         options.latencyMs = latency;
         break;
@@ -854,7 +848,7 @@ export function parseBenchArgs(argv: readonly string[]): { options: Partial<Benc
       case '--duplicate': {
         const probability = Number(value);
         if (!(probability >= 0 && probability <= 1)) {
-          throw new BenchUsageError(
+          throw new UsageError(
             `--duplicate must be a probability between 0 and 1, got ${JSON.stringify(value)}`,
           );
         }
@@ -865,7 +859,7 @@ export function parseBenchArgs(argv: readonly string[]): { options: Partial<Benc
         json = value;
         break;
       default:
-        throw new BenchUsageError(`unknown flag ${flag}\n${BENCH_USAGE}`);
+        throw new UsageError(`unknown flag ${flag}\n${BENCH_USAGE}`);
     }
   }
   return { options, json };
@@ -876,7 +870,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     parsed = parseBenchArgs(argv);
   } catch (error) {
-    if (error instanceof BenchUsageError) {
+    if (error instanceof UsageError) {
       process.stderr.write(`${error.message}\n`);
       return 2;
     }
@@ -891,16 +885,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `the bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runMain(() => main(process.argv.slice(2)), 'the bench');

@@ -19,7 +19,8 @@ export const USAGE = `usage: npm start -- [--input ledger.ndjson] [--report repo
   --faults   comma-separated name=probability: duplicate, crashAfterCommit, transient, reorder, activityTransient
   With no --input the built-in sample (samples/ledger.ndjson) runs.`;
 
-function integer(flag: string, raw: string, min: number): number {
+/** A flag's value as an integer of at least `min`, or a usage error naming the flag. */
+export function integerFlag(flag: string, raw: string, min: number): number {
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < min)
     throw new UsageError(`${flag} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
@@ -56,7 +57,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         options.report = value;
         break;
       case '--seed':
-        options.seed = integer(flag, value, 0);
+        options.seed = integerFlag(flag, value, 0);
         break;
       case '--faults':
         try {
@@ -66,13 +67,13 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
         }
         break;
       case '--max-concurrent-sessions':
-        options.maxConcurrentSessions = integer(flag, value, 1);
+        options.maxConcurrentSessions = integerFlag(flag, value, 1);
         break;
       case '--catalog':
         options.catalog = value;
         break;
       case '--credit-limit':
-        options.creditLimit = integer(flag, value, 0);
+        options.creditLimit = integerFlag(flag, value, 0);
         break;
       default:
         throw new UsageError(`unknown flag ${flag}\n${USAGE}`);

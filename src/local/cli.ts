@@ -10,6 +10,7 @@ import { parseCliArgs, parseInputFile, UsageError, type CliOptions, type InputLi
 import { createEmbeddedApp, type EmbeddedApp } from './embedded-app';
 import type { Report } from './report';
 import { textTable } from './text-table';
+import { runMain } from './run-main';
 
 /** The package root, found from here whether this runs compiled (dist/src/local) or from source. */
 function packageRoot(): string {
@@ -137,16 +138,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `the run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runMain(() => main(process.argv.slice(2)), 'the run');

@@ -28,6 +28,7 @@ import {
 import { UsageError } from './cli-args';
 import { OPS_USAGE, parseOpsArgs, type OpsCommand } from './ops-args';
 import { textTable } from './text-table';
+import { runMain } from './run-main';
 
 type RunnableCommand = Exclude<OpsCommand, { name: 'help' }>;
 
@@ -243,16 +244,4 @@ export async function main(
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2), process.env, processOutput).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `ops failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runMain(() => main(process.argv.slice(2), process.env, processOutput), 'ops');

@@ -32,6 +32,8 @@ import {
 export interface EmbeddedStoreOptions {
   /** Simulated latency of every round trip, in milliseconds; 0 (the default) still resolves asynchronously. */
   latencyMs?: number;
+  /** How a round trip waits out `latencyMs`; defaults to a timer. The bench passes a finer clock. */
+  wait?: (ms: number) => Promise<void>;
   /** The clock TTL is measured with; tests pass one they can move. Defaults to `Date.now`. */
   now?: () => number;
 }
@@ -209,6 +211,7 @@ function checkDefaultTtl(value: number | null | undefined): number | null {
 
 export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): EmbeddedStore {
   const latencyMs = options.latencyMs ?? 0;
+  const wait = options.wait ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? Date.now;
   const registered = new Map<string, Registered>();
   const perContainer = new Map<string, number>();
@@ -218,7 +221,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
   const roundTrip = (containerName: string): Promise<void> => {
     total += 1;
     perContainer.set(containerName, (perContainer.get(containerName) ?? 0) + 1);
-    return latencyMs > 0 ? new Promise((resolve) => setTimeout(resolve, latencyMs)) : Promise.resolve();
+    return latencyMs > 0 ? wait(latencyMs) : Promise.resolve();
   };
 
   // Quoted, as Cosmos sends them; a store-wide counter keeps every etag unique across containers.

@@ -98,7 +98,17 @@ export interface RecordedTelemetry extends Telemetry {
   total(name: string, where?: (properties: TelemetryProperties) => boolean): number;
 }
 
-export function createRecordingTelemetry(): RecordedTelemetry {
+export interface RecordingOptions {
+  /**
+   * Keeps every trace, event and metric with its properties (the default). Without, only the totals
+   * are kept, as a sink that ships its records away would hold nothing: a long run's records would
+   * otherwise be most of the heap, and the collector's work with it.
+   */
+  keepRecords?: boolean;
+}
+
+export function createRecordingTelemetry(options: RecordingOptions = {}): RecordedTelemetry {
+  const keep = options.keepRecords ?? true;
   const totals = new Map<string, number>();
   const metrics: Array<{ name: string; value: number; properties: TelemetryProperties }> = [];
   const events: Array<{ name: string; properties: TelemetryProperties }> = [];
@@ -108,17 +118,18 @@ export function createRecordingTelemetry(): RecordedTelemetry {
     events,
     traces,
     trace(level, message, properties = {}) {
-      traces.push({ level, message, properties });
+      if (keep) traces.push({ level, message, properties });
     },
     event(name, properties = {}) {
-      events.push({ name, properties });
+      if (keep) events.push({ name, properties });
     },
     metric(name, value, properties = {}) {
       totals.set(name, (totals.get(name) ?? 0) + value);
-      metrics.push({ name, value, properties });
+      if (keep) metrics.push({ name, value, properties });
     },
     total(name, where) {
       if (where === undefined) return totals.get(name) ?? 0;
+      if (!keep) throw new Error(`total of ${name} by its properties: this telemetry keeps totals only`);
       return metrics
         .filter((m) => m.name === name && where(m.properties))
         .reduce((sum, m) => sum + m.value, 0);

@@ -126,6 +126,8 @@ export interface NaivePipelineOptions {
   /** Competing calls on `order-transactions`; 1 is "one consumer for everything". */
   maxConcurrentCalls: number;
   storeLatencyMs: number;
+  /** As the embedded app's `storeWait`. */
+  storeWait?: (ms: number) => Promise<void>;
   lockDurationMs: number;
   sessionIdleTimeoutMs?: number;
   /** Wraps the naive orders container, e.g. to count its calls. */
@@ -156,7 +158,7 @@ export function createNaivePipeline(options: NaivePipelineOptions): NaivePipelin
   broker.createQueue(QUEUE.orderTransactions, { requiresSession: false, ...queueOptions });
   broker.createQueue(QUEUE.parked, { requiresSession: false, ...queueOptions });
 
-  const store = createEmbeddedStore({ latencyMs: options.storeLatencyMs });
+  const store = createEmbeddedStore({ latencyMs: options.storeLatencyMs, wait: options.storeWait });
   const orders = store.container(NAIVE_CONTAINER, '/orderId');
   const telemetry = createRecordingTelemetry();
   const host = createFunctionsHost({

@@ -22,6 +22,7 @@ import type { QueueStats } from './broker';
 import { createEmbeddedApp, type LedgerInput } from './embedded-app';
 import type { FunctionsHostStats, HostLog } from './functions-host';
 import { integerFlag, UsageError } from './cli-args';
+import { createNetworkClock } from './network-clock';
 import { runMain } from './run-main';
 
 export interface BenchOptions {
@@ -50,7 +51,15 @@ export interface BenchOptions {
   lockDurationMs: number;
   /** Orders of an unreported zero-latency run of each design first, so that no measured run pays for JIT warm-up; 0: none. */
   warmupOrders: number;
+  /**
+   * What a simulated round trip waits on: `network`, a worker thread that wakes when the wait is
+   * due, as a response arrives (see network-clock.ts); `timer`, `setTimeout`, which ends a 2 ms
+   * wait 2 to 3 ms later and ends all waits begun in one millisecond together.
+   */
+  latencyClock: LatencyClock;
 }
+
+export type LatencyClock = 'network' | 'timer';
 
 export const BENCH_DEFAULTS: BenchOptions = {
   latencyMs: 2,
@@ -67,6 +76,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   sessionIdleTimeoutMs: 0,
   lockDurationMs: 30_000,
   warmupOrders: 200,
+  latencyClock: 'network',
 };
 
 export type Design = 'one consumer' | 'competing consumers' | 'convoy';
@@ -130,7 +140,14 @@ export interface BenchTarget {
 
 export interface BenchResult {
   options: BenchOptions;
-  environment: { node: string; nodeFlags: string; cpu: string; cores: number };
+  environment: {
+    node: string;
+    nodeFlags: string;
+    cpu: string;
+    cores: number;
+    /** How early the network clock's worker wakes (calibrated at start); null with the timer clock. */
+    clockLeadMs: number | null;
+  };
   workload: {
     orders: number;
     entries: number;
@@ -339,6 +356,9 @@ interface RunSetup {
   latencyMs: number;
 }
 
+/** How a run's simulated round trips wait; undefined: a timer. */
+type StoreWait = ((ms: number) => Promise<void>) | undefined;
+
 interface Measured {
   /** First ledger send to the last entry applied. */
   seconds: number;
@@ -384,6 +404,7 @@ async function runConvoy(
   workload: BenchWorkload,
   options: BenchOptions,
   setup: RunSetup,
+  storeWait: StoreWait,
 ): Promise<RunOutput> {
   const recorder = createRecorder(workload);
   const app = createEmbeddedApp({
@@ -391,6 +412,7 @@ async function runConvoy(
     faults: { duplicate: options.duplicate },
     maxConcurrentSessions: setup.concurrency,
     storeLatencyMs: setup.latencyMs,
+    storeWait,
     lockDurationMs: options.lockDurationMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     fulfilment: 'record-only',
@@ -399,6 +421,8 @@ async function runConvoy(
       telemetry: (telemetry) => observingTelemetry(telemetry, recorder),
     },
     log: recorder.log,
+    // The bench reads the totals only; 20,000 kept traces would be garbage the collector copies.
+    keepTelemetryRecords: false,
   });
   try {
     const measured = await drive(workload, recorder, app.sendLedger, app.drain);
@@ -423,7 +447,12 @@ async function runConvoy(
   }
 }
 
-async function runNaive(workload: BenchWorkload, options: BenchOptions, setup: RunSetup): Promise<RunOutput> {
+async function runNaive(
+  workload: BenchWorkload,
+  options: BenchOptions,
+  setup: RunSetup,
+  storeWait: StoreWait,
+): Promise<RunOutput> {
   const recorder = createRecorder(workload);
   const seen = new Set<string>();
   const onApplied = (application: NaiveApplication): void => {
@@ -438,6 +467,7 @@ async function runNaive(workload: BenchWorkload, options: BenchOptions, setup: R
     duplicate: options.duplicate,
     maxConcurrentCalls: setup.concurrency,
     storeLatencyMs: setup.latencyMs,
+    storeWait,
     lockDurationMs: options.lockDurationMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     wrapOrders: (orders) => countingContainer(orders, recorder),
@@ -654,31 +684,42 @@ export async function runBench(
       seed: options.seed + 1,
     });
     if (options.naive) {
-      await runNaive(warmup, options, {
-        design: 'competing consumers',
-        concurrency: options.competingCalls,
-        latencyMs: 0,
-      });
+      await runNaive(
+        warmup,
+        options,
+        { design: 'competing consumers', concurrency: options.competingCalls, latencyMs: 0 },
+        undefined,
+      );
     }
-    await runConvoy(warmup, options, {
-      design: 'convoy',
-      concurrency: options.sessions[0] ?? 16,
-      latencyMs: 0,
-    });
+    await runConvoy(
+      warmup,
+      options,
+      { design: 'convoy', concurrency: options.sessions[0] ?? 16, latencyMs: 0 },
+      undefined,
+    );
   }
 
+  const clock =
+    options.latencyClock === 'network' && setups.some((setup) => setup.latencyMs > 0)
+      ? await createNetworkClock()
+      : undefined;
+  const storeWait: StoreWait = clock && ((ms) => clock.wait(ms));
   const rows: BenchRow[] = [];
-  for (const setup of setups) {
-    // Each run starts on a clean heap when node runs with --expose-gc (npm run bench does).
-    globalThis.gc?.();
-    progress(`${setup.design} x${setup.concurrency} at ${setup.latencyMs} ms ...`);
-    const output =
-      setup.design === 'convoy'
-        ? await runConvoy(workload, options, setup)
-        : await runNaive(workload, options, setup);
-    const row = rowOf(workload, setup, output);
-    progress(`  ${Math.round(row.messagesPerSecond)} msg/s in ${fixed(row.seconds)} s`);
-    rows.push(row);
+  try {
+    for (const setup of setups) {
+      // Each run starts on a clean heap when node runs with --expose-gc (npm run bench does).
+      globalThis.gc?.();
+      progress(`${setup.design} x${setup.concurrency} at ${setup.latencyMs} ms ...`);
+      const output =
+        setup.design === 'convoy'
+          ? await runConvoy(workload, options, setup, storeWait)
+          : await runNaive(workload, options, setup, storeWait);
+      const row = rowOf(workload, setup, output);
+      progress(`  ${Math.round(row.messagesPerSecond)} msg/s in ${fixed(row.seconds)} s`);
+      rows.push(row);
+    }
+  } finally {
+    await clock?.close();
   }
 
   const cpu = cpus();
@@ -689,6 +730,7 @@ export async function runBench(
       nodeFlags: process.execArgv.join(' '),
       cpu: cpu[0]?.model ?? 'unknown',
       cores: cpu.length,
+      clockLeadMs: clock?.leadMs ?? null,
     },
     workload: {
       orders: workload.reference.size,
@@ -711,6 +753,13 @@ function table(rows: string[][]): string {
         .trimEnd(),
     )
     .join('\n');
+}
+
+function clockDescription(result: BenchResult): string {
+  const lead = result.environment.clockLeadMs;
+  return lead === null
+    ? `${result.options.latencyClock} clock: setTimeout`
+    : `network clock: a worker thread wakes ${fixed(lead, 3)} ms early to deliver on time`;
 }
 
 export function formatBench(result: BenchResult): string {
@@ -756,7 +805,7 @@ export function formatBench(result: BenchResult): string {
     `workload: ${workload.orders} orders x ${options.entriesPerOrder} entries = ${workload.entries} entries in ` +
       `${workload.ledgerMessages} ledger messages of ${options.batchSize} (${options.activeOrders} orders open at once, seed ${options.seed}), all sent at the start`,
     `fault on every design: duplicate=${options.duplicate} (seeded, seed ${options.seed}); store round trip ` +
-      `${options.latencyMs} ms simulated; sessionIdleTimeout ${options.sessionIdleTimeoutMs} ms; sagas not started (record-only)`,
+      `${options.latencyMs} ms simulated (${clockDescription(result)}); sessionIdleTimeout ${options.sessionIdleTimeoutMs} ms; sagas not started (record-only)`,
     `node ${result.environment.node} ${result.environment.nodeFlags}, ${result.environment.cores} cores (${result.environment.cpu})`,
     '',
     table([header, ...rows]),
@@ -788,7 +837,8 @@ export function formatBench(result: BenchResult): string {
 
 export const BENCH_USAGE = `usage: npm run bench -- [--latency-ms N] [--orders N] [--entries N] [--batch-size N] [--json FILE]
        [--sessions 1,4,16,64] [--calls N] [--duplicate P] [--seed N] [--active-orders N]
-       [--zero-latency-sessions N] [--session-idle-ms N] [--warmup-orders N] [--no-naive]`;
+       [--zero-latency-sessions N] [--session-idle-ms N] [--warmup-orders N] [--no-naive]
+       [--latency-clock network|timer]`;
 
 export { UsageError as BenchUsageError } from './cli-args';
 
@@ -855,6 +905,12 @@ export function parseBenchArgs(argv: readonly string[]): { options: Partial<Benc
         options.duplicate = probability;
         break;
       }
+      case '--latency-clock':
+        if (value !== 'network' && value !== 'timer') {
+          throw new UsageError(`--latency-clock must be network or timer, got ${JSON.stringify(value)}`);
+        }
+        options.latencyClock = value;
+        break;
       case '--json':
         json = value;
         break;

@@ -40,6 +40,8 @@ export interface EmbeddedAppOptions {
   maxConcurrentSessions?: number;
   /** Simulated store round-trip latency. */
   storeLatencyMs?: number;
+  /** How a round trip waits out that latency; a timer unless given (the bench passes its network clock). */
+  storeWait?: (ms: number) => Promise<void>;
   /** Short locally, so that a crashed delivery comes back soon. */
   lockDurationMs?: number;
   maxDeliveryCount?: number;
@@ -65,6 +67,8 @@ export interface EmbeddedAppOptions {
     telemetry?: (telemetry: Telemetry) => Telemetry;
   };
   log?: HostLog;
+  /** false: `telemetry` keeps the metric totals only, not every record (the bench's long runs). */
+  keepTelemetryRecords?: boolean;
 }
 
 export interface EmbeddedApp {
@@ -120,6 +124,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
 
   const store = createEmbeddedStore({
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
+    wait: options.storeWait,
   });
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, { defaultTtlSeconds: -1 });
   const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;
@@ -130,7 +135,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   );
   const producer = withReorderFaults(broker, faults.reorder ?? 0, faultRandom(seed, 'reorder'));
   const sender: MessageSender = producer;
-  const telemetry = createRecordingTelemetry();
+  const telemetry = createRecordingTelemetry({ keepRecords: options.keepTelemetryRecords });
   const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
   const cache = createOrderCache();
 

@@ -78,11 +78,33 @@ describe('bench', () => {
     expect(printed).toMatch(/^(PASS|FAIL) {2}convoy: 0 double effects/m);
   });
 
+  it('waits out the simulated latency on the network clock: no store call ends early', async () => {
+    const timed = await runBench({
+      orders: 6,
+      entriesPerOrder: 3,
+      batchSize: 6,
+      activeOrders: 3,
+      latencyMs: 1,
+      sessions: [2],
+      zeroLatencySessions: 0,
+      naive: false,
+      warmupOrders: 0,
+    });
+    expect(timed.environment.clockLeadMs).toEqual(expect.any(Number));
+    expect(formatBench(timed)).toContain('network clock');
+    const [row] = timed.rows;
+    expect(row).toMatchObject({ messages: 18, orderingViolations: 0, doubleEffects: 0, ordersWrong: 0 });
+    expect(row.storeRoundTrips.meanMs).toBeGreaterThanOrEqual(1);
+    expect(row.efficiency).toEqual(expect.any(Number));
+  });
+
   it('parses its flags and refuses bad ones', () => {
     expect(
       parseBenchArgs(['--latency-ms', '0.5', '--orders', '30', '--sessions', '2,8', '--json', 'out.json']),
     ).toEqual({ options: { latencyMs: 0.5, orders: 30, sessions: [2, 8] }, json: 'out.json' });
     expect(() => parseBenchArgs(['--entries', '1'])).toThrow(BenchUsageError);
     expect(() => parseBenchArgs(['--bogus', '1'])).toThrow(BenchUsageError);
+    expect(parseBenchArgs(['--latency-clock', 'timer']).options).toEqual({ latencyClock: 'timer' });
+    expect(() => parseBenchArgs(['--latency-clock', 'sundial'])).toThrow(/network or timer/);
   });
 });

@@ -68,9 +68,10 @@ interface Prepared {
 }
 
 /**
- * A stored document as Cosmos holds it: the caller's fields plus `_etag` and `_ts`, kept as JSON
- * text. Every read parses a fresh copy, so no caller ever holds the stored one, and a write costs
- * one stringify rather than a clone on the way in and another on the way out.
+ * A stored document as Cosmos holds it: the caller's fields as JSON text, plus `_etag` and `_ts`.
+ * Every read parses a fresh copy and sets the two system fields on it, so no caller ever holds the
+ * stored one, and a write costs one stringify rather than a clone on the way in and another on
+ * the way out.
  */
 interface StoredRecord {
   readonly id: string;
@@ -184,23 +185,34 @@ function viewOf(operation: PreparedOperation): BatchOperation {
     : { op: operation.op, document: operation.document.view };
 }
 
+/**
+ * The document as Cosmos returns it: `_etag` and `_ts` overriding any the caller sent, in their
+ * place if it sent them and last otherwise, exactly as the spread `{...document, _etag, _ts}` would.
+ */
 function parseRecord<T extends Document>(record: StoredRecord): T {
-  return JSON.parse(record.text) as T;
+  const document = JSON.parse(record.text) as Record<string, unknown>;
+  document._etag = record._etag;
+  document._ts = record._ts;
+  return document as T;
 }
 
-/** A successful batch operation's result; its document is parsed when first asked for, as most callers want the etag only. */
+/**
+ * A successful batch operation's result; its document is parsed when first asked for, as most
+ * callers want the etag only. An accessor in the literal rather than a `defineProperty` on each
+ * result: every result then shares one shape, where each `defineProperty` made a slow one.
+ */
 function resultOf(status: number, record: StoredRecord): BatchOperationResult {
-  const result: BatchOperationResult = { status, etag: record._etag };
   let document: Document | undefined;
-  Object.defineProperty(result, 'document', {
-    enumerable: true,
-    configurable: true,
-    get: () => (document ??= parseRecord(record)),
-    set: (value: Document | undefined) => {
+  return {
+    status,
+    etag: record._etag,
+    get document(): Document {
+      return (document ??= parseRecord(record));
+    },
+    set document(value: Document) {
       document = value;
     },
-  });
-  return result;
+  };
 }
 
 function checkDefaultTtl(value: number | null | undefined): number | null {
@@ -230,20 +242,13 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     return `"00000000-0000-0000-0000-${etagCounter.toString(16).padStart(12, '0')}"`;
   };
 
-  // `_etag` and `_ts` go last, overriding any the caller sent, as the spread `{...document, _etag, _ts}` would.
-  const stamp = (document: Prepared): StoredRecord => {
-    const etag = nextEtag();
-    const ts = Math.floor(now() / 1000);
-    const system = `"_etag":${JSON.stringify(etag)},"_ts":${ts}}`;
-    const { text } = document;
-    return {
-      id: document.view.id,
-      ttl: document.view.ttl,
-      _etag: etag,
-      _ts: ts,
-      text: text === '{}' ? `{${system}` : `${text.slice(0, -1)},${system}`,
-    };
-  };
+  const stamp = (document: Prepared): StoredRecord => ({
+    id: document.view.id,
+    ttl: document.view.ttl,
+    _etag: nextEtag(),
+    _ts: Math.floor(now() / 1000),
+    text: document.text,
+  });
 
   function createContainer(
     name: string,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Entry } from './entry';
 
 /** JSON with object keys sorted at every depth and no whitespace: equal content, equal text. */
@@ -51,8 +51,14 @@ export function canonicalEntry(entry: Entry): string {
 
 /** SHA-256 of the canonical entry, hex. Tells a duplicate (same digest) from a reused id (another). */
 export function entryDigest(entry: Entry): string {
-  return createHash('sha256').update(canonicalEntry(entry)).digest('hex');
+  return sha256Hex(canonicalEntry(entry));
 }
+
+/** One-shot `crypto.hash` where the runtime has it (Node 20.12+): no Hash object per digest. */
+const sha256Hex: (text: string) => string =
+  typeof hash === 'function'
+    ? (text) => hash('sha256', text, 'hex')
+    : (text) => createHash('sha256').update(text).digest('hex');
 
 /**
  * The `messageId` an entry travels under on `order-transactions` (CONTRACTS 1.1). The digest is in

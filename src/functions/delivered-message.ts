@@ -11,7 +11,10 @@ function text(value: unknown): string | undefined {
 function properties(value: unknown): ApplicationProperties {
   if (typeof value !== 'object' || value === null) return {};
   const result: ApplicationProperties = {};
-  for (const [key, item] of Object.entries(value)) {
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
+    const item = record[key];
     if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') result[key] = item;
   }
   return result;

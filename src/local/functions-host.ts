@@ -101,8 +101,11 @@ const defaultLog: HostLog = (functionName, level, message) => {
 /** The Node worker camel-cases every key of the trigger metadata, nested ones included. */
 function camelCaseKeys(record: Record<string, unknown>): Record<string, unknown> {
   const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) {
-    result[key.charAt(0).toLowerCase() + key.slice(1)] = value;
+  for (const key in record) {
+    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
+    const first = key.charAt(0);
+    const lower = first.toLowerCase();
+    result[lower === first ? key : lower + key.slice(1)] = record[key];
   }
   return result;
 }

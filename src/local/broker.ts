@@ -269,6 +269,12 @@ interface QueueState {
   readonly messages: StoredMessage[];
   /** Session queues: only sessions with messages or a lock, so that accepting scans no dead ones. */
   readonly sessions: Map<string, SessionState>;
+  /**
+   * Sessions that became available, as a min-heap in acceptance order, so that accepting one costs
+   * O(log n), not a scan of every session (a backlog of 2,000 orders made that a tenth of the
+   * consumer's CPU). Entries go stale when their session is taken or changes; accepting skips those.
+   */
+  readonly offers: SessionOffer[];
   /** Acceptance order survives a session emptying, for fairness when it fills again. */
   readonly lastAccepted: Map<string, number>;
   readonly deadLetters: DeadLetteredMessage[];
@@ -277,6 +283,46 @@ interface QueueState {
   /** Messages available or locked. */
   activeCount: number;
   readonly stats: QueueStats;
+}
+
+/** A session as it was when it became available: valid while it still is, unchanged. */
+interface SessionOffer {
+  readonly session: SessionState;
+  readonly accepted: number;
+  readonly head: number;
+}
+
+/** Least recently accepted first, then the oldest head: the broker's fairness across sessions. */
+function offerPrecedes(a: SessionOffer, b: SessionOffer): boolean {
+  return a.accepted < b.accepted || (a.accepted === b.accepted && a.head < b.head);
+}
+
+function pushOffer(heap: SessionOffer[], offer: SessionOffer): void {
+  let index = heap.push(offer) - 1;
+  while (index > 0) {
+    const parent = (index - 1) >> 1;
+    if (!offerPrecedes(heap[index], heap[parent])) break;
+    [heap[index], heap[parent]] = [heap[parent], heap[index]];
+    index = parent;
+  }
+}
+
+function popOffer(heap: SessionOffer[]): SessionOffer | undefined {
+  const top = heap[0];
+  const last = heap.pop();
+  if (top === undefined || last === undefined || heap.length === 0) return top;
+  heap[0] = last;
+  let index = 0;
+  for (;;) {
+    const left = 2 * index + 1;
+    const right = left + 1;
+    let first = index;
+    if (left < heap.length && offerPrecedes(heap[left], heap[first])) first = left;
+    if (right < heap.length && offerPrecedes(heap[right], heap[first])) first = right;
+    if (first === index) return top;
+    [heap[index], heap[first]] = [heap[first], heap[index]];
+    index = first;
+  }
 }
 
 interface LockedEntry {
@@ -506,6 +552,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
         `Message could not be consumed after ${queue.settings.maxDeliveryCount} delivery attempts.`,
       );
     }
+    offerSession(queue, message.sessionId);
     // Also when dead-lettered: a lock that expires into the dead-letter queue may leave the queue
     // idle, and whoever waits for that hears of it only this way.
     notify(queue.name);
@@ -535,6 +582,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       heldSessions.delete(held);
       held.session.lock = undefined;
       pruneSession(held.queue, held.session.id);
+      offerSession(held.queue, held.session.id);
       if (isSessionAvailable(held.session)) notify(held.queue.name);
     }
     earliestLockDeadline = earliest;
@@ -572,6 +620,54 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
   function isSessionAvailable(session: SessionState): boolean {
     const head = session.messages[0];
     return session.lock === undefined && head !== undefined && head.lock === undefined;
+  }
+
+  /** Records that a session may have become available; a no-op when it has not. */
+  function offerSession(queue: QueueState, sessionId: string | undefined): void {
+    if (!queue.settings.requiresSession || sessionId === undefined) return;
+    const session = queue.sessions.get(sessionId);
+    if (session === undefined || !isSessionAvailable(session)) return;
+    pushOffer(queue.offers, {
+      session,
+      accepted: session.accepted,
+      head: session.messages[0].sequenceNumber,
+    });
+  }
+
+  function isOfferCurrent(queue: QueueState, offer: SessionOffer): boolean {
+    const { session } = offer;
+    return (
+      queue.sessions.get(session.id) === session &&
+      isSessionAvailable(session) &&
+      session.accepted === offer.accepted &&
+      session.messages[0].sequenceNumber === offer.head
+    );
+  }
+
+  /** The available session that comes first in acceptance order. */
+  function nextAvailableSession(queue: QueueState): SessionState | undefined {
+    for (let offer = popOffer(queue.offers); offer !== undefined; offer = popOffer(queue.offers)) {
+      if (isOfferCurrent(queue, offer)) return offer.session;
+    }
+    // Every way a session becomes available offers it, so this finds nothing; it is the guarantee
+    // that a path that did not would still never strand a session. Only unavailable sessions (the
+    // locked ones, a few) are left to look at here.
+    let chosen: SessionState | undefined;
+    for (const session of queue.sessions.values()) {
+      if (!isSessionAvailable(session)) continue;
+      const offer = { session, accepted: session.accepted, head: session.messages[0].sequenceNumber };
+      if (
+        chosen === undefined ||
+        offerPrecedes(offer, {
+          session: chosen,
+          accepted: chosen.accepted,
+          head: chosen.messages[0].sequenceNumber,
+        })
+      ) {
+        chosen = session;
+      }
+    }
+    return chosen;
   }
 
   function lockMessage(queue: QueueState, message: StoredMessage): ReceivedMessage {
@@ -733,6 +829,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
         session.lock = undefined;
         heldSessions.delete(held);
         pruneSession(queue, session.id);
+        offerSession(queue, session.id);
         if (isSessionAvailable(session)) notify(queue.name);
         scheduleWakeUp();
       },
@@ -780,7 +877,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       deliveryCount: 0,
       lock: undefined,
     };
-    containerOf(queue, stored).push(stored);
+    // A session that already had messages was offered when its first one came.
+    if (containerOf(queue, stored).push(stored) === 1) offerSession(queue, stored.sessionId);
     queue.activeCount += 1;
     queue.stats.sent += 1;
   }
@@ -802,6 +900,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
         nextSequenceNumber: 0,
         messages: [],
         sessions: new Map(),
+        offers: [],
         lastAccepted: new Map(),
         deadLetters: [],
         seenMessageIds: new Map(),
@@ -847,19 +946,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       if (!queue.settings.requiresSession) {
         throw new PermanentError('not-a-session-queue', `queue ${name} has no sessions`);
       }
-      // Least recently accepted first, then the oldest head: fair across sessions.
-      let chosen: SessionState | undefined;
-      let chosenAccepted = Infinity;
-      let chosenHead = Infinity;
-      for (const session of queue.sessions.values()) {
-        if (!isSessionAvailable(session)) continue;
-        const head = session.messages[0].sequenceNumber;
-        if (session.accepted < chosenAccepted || (session.accepted === chosenAccepted && head < chosenHead)) {
-          chosen = session;
-          chosenAccepted = session.accepted;
-          chosenHead = head;
-        }
-      }
+      const chosen = nextAvailableSession(queue);
       if (!chosen) return undefined;
       acceptCounter += 1;
       chosen.accepted = acceptCounter;

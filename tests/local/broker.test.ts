@@ -10,6 +10,7 @@ import type {
   EmbeddedBrokerOptions,
   QueueOptions,
   ReceivedMessage,
+  SessionReceiver,
 } from '../../src/local/broker';
 import type { OutgoingMessage } from '../../src/services/ports';
 
@@ -247,6 +248,60 @@ describe('embedded broker: sessions', () => {
     const broker = await sessionBroker(testClock());
     broker.acceptNextSession('q')?.close(); // A
     expect(broker.acceptNextSession('q')?.sessionId).toBe('B');
+  });
+
+  it('accepts sessions in fairness order over a long random run, as a full scan would choose', async () => {
+    // The broker keeps available sessions in a heap; this model scans them all, as it once did.
+    const clock = testClock();
+    const broker = brokerWith(
+      { requiresSession: true, lockDurationMs: 60_000, maxDeliveryCount: 10_000 },
+      { now: clock.now },
+    );
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return Math.floor(seed / 65_536) % n;
+    };
+    const pending = new Map<string, number[]>();
+    const lastAccepted = new Map<string, number>();
+    const held = new Map<string, SessionReceiver>();
+    let sequence = 0;
+    let accepts = 0;
+    for (let step = 0; step < 2000; step++) {
+      const action = random(4);
+      if (action === 0) {
+        const sessionId = `S${random(40)}`;
+        await broker.send('q', [message(`m${sequence}`, sessionId)]);
+        pending.set(sessionId, [...(pending.get(sessionId) ?? []), sequence++]);
+      } else if (action === 1) {
+        let expected: string | undefined;
+        let best: [number, number] = [Infinity, Infinity];
+        for (const [sessionId, queued] of pending) {
+          if (queued.length === 0 || held.has(sessionId)) continue;
+          const key: [number, number] = [lastAccepted.get(sessionId) ?? 0, queued[0]];
+          if (key[0] < best[0] || (key[0] === best[0] && key[1] < best[1]))
+            [expected, best] = [sessionId, key];
+        }
+        const receiver = broker.acceptNextSession('q');
+        expect(receiver?.sessionId).toBe(expected);
+        if (receiver) {
+          held.set(receiver.sessionId, receiver);
+          lastAccepted.set(receiver.sessionId, ++accepts);
+        }
+      } else if (held.size > 0) {
+        const [sessionId, receiver] = [...held][random(held.size)];
+        const received = receiver.receive();
+        if (action === 2 && received) {
+          receiver.complete(received);
+          pending.get(sessionId)?.shift();
+        } else {
+          if (received) receiver.abandon(received);
+          receiver.close();
+          held.delete(sessionId);
+        }
+      }
+    }
+    expect(accepts).toBeGreaterThan(200);
   });
 
   it('refuses to settle a message of another session', async () => {

@@ -12,7 +12,10 @@
  * resolves every wait that is due by then.
  *
  * The worker only sleeps and posts; the waiting and everything after it stays on the main thread.
- * (Notifying through `Atomics.waitAsync` instead of a message was tried: no cheaper, measured.)
+ * Tried and measured worse (16 sessions, 2 ms): notifying the main thread through
+ * `Atomics.waitAsync`; a ring of due times the worker works through on its own; a worker that polls
+ * after each post instead of being woken. Each saved the main thread a few microseconds per wait
+ * and lost 2 to 4 points of efficiency: how soon the worker hears of the next due time matters more.
  */
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';

@@ -196,23 +196,36 @@ function parseRecord<T extends Document>(record: StoredRecord): T {
   return document as T;
 }
 
+const RECORD = Symbol('stored record');
+const PARSED = Symbol('parsed document');
+
+interface LazyResult extends BatchOperationResult {
+  [RECORD]: StoredRecord;
+  [PARSED]: Document | undefined;
+}
+
+/** One accessor pair for every result, so that all results share one hidden class. */
+const LAZY_DOCUMENT: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: LazyResult): Document {
+    return (this[PARSED] ??= parseRecord(this[RECORD]));
+  },
+  set(this: LazyResult, value: Document): void {
+    this[PARSED] = value;
+  },
+};
+
 /**
  * A successful batch operation's result; its document is parsed when first asked for, as most
- * callers want the etag only. An accessor in the literal rather than a `defineProperty` on each
- * result: every result then shares one shape, where each `defineProperty` made a slow one.
+ * callers want the etag only. The record it is parsed from is kept under symbols that are not
+ * enumerable, so the result compares and serializes as the plain object it stands for.
  */
 function resultOf(status: number, record: StoredRecord): BatchOperationResult {
-  let document: Document | undefined;
-  return {
-    status,
-    etag: record._etag,
-    get document(): Document {
-      return (document ??= parseRecord(record));
-    },
-    set document(value: Document) {
-      document = value;
-    },
-  };
+  const result = { status, etag: record._etag };
+  Object.defineProperty(result, RECORD, { value: record });
+  Object.defineProperty(result, PARSED, { value: undefined, writable: true });
+  return Object.defineProperty(result, 'document', LAZY_DOCUMENT);
 }
 
 function checkDefaultTtl(value: number | null | undefined): number | null {

@@ -193,12 +193,14 @@ export interface EmbeddedBroker extends MessageSender {
  * so that both report comparable `sendCalls`.
  */
 export function estimateMessageBytes(message: OutgoingMessage): number {
-  const text =
-    (JSON.stringify(message.body) ?? '') +
-    message.messageId +
-    (message.sessionId ?? '') +
-    (JSON.stringify(message.applicationProperties ?? {}) ?? '');
-  return Buffer.byteLength(text, 'utf8') + MESSAGE_OVERHEAD_BYTES;
+  // Part by part: the byte length of a concatenation would first copy it into one flat string.
+  return (
+    Buffer.byteLength(JSON.stringify(message.body) ?? '', 'utf8') +
+    Buffer.byteLength(message.messageId, 'utf8') +
+    Buffer.byteLength(message.sessionId ?? '', 'utf8') +
+    Buffer.byteLength(JSON.stringify(message.applicationProperties ?? {}) ?? '', 'utf8') +
+    MESSAGE_OVERHEAD_BYTES
+  );
 }
 
 /** How many batches of at most `maxBatchBytes` the messages need, packed in order. */

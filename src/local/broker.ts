@@ -624,16 +624,16 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
     return session.lock === undefined && head !== undefined && head.lock === undefined;
   }
 
+  /** An available session's place in acceptance order. */
+  function offerOf(session: SessionState): SessionOffer {
+    return { session, accepted: session.accepted, head: session.messages[0].sequenceNumber };
+  }
+
   /** Records that a session may have become available; a no-op when it has not. */
   function offerSession(queue: QueueState, sessionId: string | undefined): void {
     if (!queue.settings.requiresSession || sessionId === undefined) return;
     const session = queue.sessions.get(sessionId);
-    if (session === undefined || !isSessionAvailable(session)) return;
-    pushOffer(queue.offers, {
-      session,
-      accepted: session.accepted,
-      head: session.messages[0].sequenceNumber,
-    });
+    if (session !== undefined && isSessionAvailable(session)) pushOffer(queue.offers, offerOf(session));
   }
 
   function isOfferCurrent(queue: QueueState, offer: SessionOffer): boolean {
@@ -654,22 +654,13 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
     // Every way a session becomes available offers it, so this finds nothing; it is the guarantee
     // that a path that did not would still never strand a session. Only unavailable sessions (the
     // locked ones, a few) are left to look at here.
-    let chosen: SessionState | undefined;
+    let chosen: SessionOffer | undefined;
     for (const session of queue.sessions.values()) {
       if (!isSessionAvailable(session)) continue;
-      const offer = { session, accepted: session.accepted, head: session.messages[0].sequenceNumber };
-      if (
-        chosen === undefined ||
-        offerPrecedes(offer, {
-          session: chosen,
-          accepted: chosen.accepted,
-          head: chosen.messages[0].sequenceNumber,
-        })
-      ) {
-        chosen = session;
-      }
+      const offer = offerOf(session);
+      if (chosen === undefined || offerPrecedes(offer, chosen)) chosen = offer;
     }
-    return chosen;
+    return chosen?.session;
   }
 
   function lockMessage(queue: QueueState, message: StoredMessage): ReceivedMessage {

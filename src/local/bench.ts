@@ -49,12 +49,12 @@ export interface BenchOptions {
   sessionIdleTimeoutMs: number;
   /** Long enough that no lock expires during a run: the bench injects no crash. */
   lockDurationMs: number;
-  /** Orders of an unreported zero-latency run of each design first, so that no measured run pays for JIT warm-up; 0: none. */
+  /** Orders of unreported warm-up runs (see `warmUp`), so that no measured run pays for JIT warm-up; 0: none. */
   warmupOrders: number;
   /**
    * What a simulated round trip waits on: `network`, a worker thread that wakes when the wait is
-   * due, as a response arrives (see network-clock.ts); `timer`, `setTimeout`, which ends a 2 ms
-   * wait 2 to 3 ms later and ends all waits begun in one millisecond together.
+   * due, as a response arrives (see network-clock.ts); `timer`, `setTimeout`, which ends a wait
+   * up to a millisecond late and ends all waits begun in one millisecond together.
    */
   latencyClock: LatencyClock;
 }
@@ -782,9 +782,9 @@ function table(rows: string[][]): string {
 
 function clockDescription(result: BenchResult): string {
   const lead = result.environment.clockLeadMs;
-  return lead === null
-    ? `${result.options.latencyClock} clock: setTimeout`
-    : `network clock: a worker thread wakes ${fixed(lead, 3)} ms early to deliver on time`;
+  if (lead !== null)
+    return `network clock: a worker thread wakes ${fixed(lead, 3)} ms early to deliver on time`;
+  return result.options.latencyClock === 'timer' ? 'timer clock: setTimeout' : 'no run waited';
 }
 
 export function formatBench(result: BenchResult): string {

@@ -333,7 +333,7 @@ const BUSINESS_FIELDS = ['status', 'customerId', 'currency', 'lines', 'total'] a
 const CONVOY_FIELDS = [...BUSINESS_FIELDS, 'appliedSequence', 'finalSequence', 'transactions', 'buffered'];
 
 function ordersWrong(
-  reference: ReadonlyMap<string, OrderState>,
+  reference: ReadonlyMap<string, string>,
   documents: ReadonlyArray<{ orderId: string } & object>,
   fields: readonly string[],
 ): number {
@@ -341,7 +341,7 @@ function ordersWrong(
   let wrong = 0;
   for (const [orderId, expected] of reference) {
     const actual = byId.get(orderId);
-    if (actual === undefined || !sameAs(actual, expected, fields)) wrong += 1;
+    if (actual === undefined || !sameAs(actual, JSON.parse(expected) as OrderState, fields)) wrong += 1;
   }
   return wrong;
 }

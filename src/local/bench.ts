@@ -17,7 +17,7 @@ import { QUEUE } from '../services/queues';
 import type { Document, DocumentContainer, Telemetry, TelemetryProperties } from '../services/ports';
 import { partitionKeyField } from '../adapters/document-rules';
 import { createNaivePipeline, type NaiveApplication, type NaiveOrder } from './bench-naive';
-import { generateBenchWorkload, slotKey, type BenchWorkload } from './bench-workload';
+import { generateBenchWorkload, transactionAt, type BenchWorkload } from './bench-workload';
 import type { QueueStats } from './broker';
 import { createEmbeddedApp, type LedgerInput } from './embedded-app';
 import type { FunctionsHostStats, HostLog } from './functions-host';
@@ -209,7 +209,7 @@ function createRecorder(workload: BenchWorkload): Recorder {
       sentAt.set(message.messageId, at);
     },
     applied(orderId, sequence, predecessorApplied, at) {
-      const transactionId = workload.transactionAt.get(slotKey(orderId, sequence));
+      const transactionId = transactionAt(workload, orderId, sequence);
       if (transactionId === undefined) throw new Error(`bench: no entry ${orderId} #${sequence}`);
       let sequences = appliedSequences.get(orderId);
       if (sequences === undefined) {

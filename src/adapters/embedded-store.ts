@@ -29,11 +29,14 @@ import {
   sortStored,
 } from './document-rules';
 
+/** How a simulated round trip waits out its latency. */
+export type RoundTripWait = (ms: number) => Promise<void>;
+
 export interface EmbeddedStoreOptions {
   /** Simulated latency of every round trip, in milliseconds; 0 (the default) still resolves asynchronously. */
   latencyMs?: number;
   /** How a round trip waits out `latencyMs`; defaults to a timer. The bench passes a finer clock. */
-  wait?: (ms: number) => Promise<void>;
+  wait?: RoundTripWait;
   /** The clock TTL is measured with; tests pass one they can move. Defaults to `Date.now`. */
   now?: () => number;
 }

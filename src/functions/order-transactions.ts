@@ -25,7 +25,7 @@ export function orderTransactions(
         outcome.kind === 'parked' ? 'warning' : 'information',
         `order transaction ${outcome.kind}`,
         // The outcome's fields last: spreading first and adding after gives each such object a
-        // hidden class of its own, and this one is built for every message (measured: 1 KB more).
+        // hidden class of its own, and this one is built for every message (measured: 2.6 KB a message).
         {
           invocationId: context.invocationId,
           messageId: message.messageId,

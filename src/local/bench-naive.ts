@@ -7,7 +7,7 @@
  * It runs on the same embedded broker, store and Functions host, behind the real ledger processor.
  * Never wire this into the app.
  */
-import { createEmbeddedStore, type EmbeddedStore } from '../adapters/embedded-store';
+import { createEmbeddedStore, type EmbeddedStore, type RoundTripWait } from '../adapters/embedded-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from '../adapters/telemetry';
 import { parseEntryMessage, type Entry } from '../domain/entry';
 import type { OrderLine, OrderStatus } from '../domain/order';
@@ -127,7 +127,7 @@ export interface NaivePipelineOptions {
   maxConcurrentCalls: number;
   storeLatencyMs: number;
   /** As the embedded app's `storeWait`. */
-  storeWait?: (ms: number) => Promise<void>;
+  storeWait?: RoundTripWait;
   lockDurationMs: number;
   sessionIdleTimeoutMs?: number;
   /** Wraps the naive orders container, e.g. to count its calls. */

@@ -16,6 +16,7 @@ import type { OrderDocument } from '../services/order-documents';
 import { QUEUE } from '../services/queues';
 import type { Document, DocumentContainer, Telemetry, TelemetryProperties } from '../services/ports';
 import { partitionKeyField } from '../adapters/document-rules';
+import type { RoundTripWait } from '../adapters/embedded-store';
 import { createNaivePipeline, type NaiveApplication, type NaiveOrder } from './bench-naive';
 import { generateBenchWorkload, transactionAt, type BenchWorkload } from './bench-workload';
 import type { QueueStats } from './broker';
@@ -357,7 +358,7 @@ interface RunSetup {
 }
 
 /** How a run's simulated round trips wait; undefined: a timer. */
-type StoreWait = ((ms: number) => Promise<void>) | undefined;
+type StoreWait = RoundTripWait | undefined;
 
 interface Measured {
   /** First ledger send to the last entry applied. */

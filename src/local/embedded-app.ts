@@ -2,7 +2,7 @@
  * The whole app on one machine: the embedded broker and Functions host run the very same function
  * definitions as Azure, against the embedded document store, with seeded faults when asked.
  */
-import { createEmbeddedStore, type EmbeddedStore } from '../adapters/embedded-store';
+import { createEmbeddedStore, type EmbeddedStore, type RoundTripWait } from '../adapters/embedded-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from '../adapters/telemetry';
 import {
   createBuiltInDownstream,
@@ -41,7 +41,7 @@ export interface EmbeddedAppOptions {
   /** Simulated store round-trip latency. */
   storeLatencyMs?: number;
   /** How a round trip waits out that latency; a timer unless given (the bench passes its network clock). */
-  storeWait?: (ms: number) => Promise<void>;
+  storeWait?: RoundTripWait;
   /** Short locally, so that a crashed delivery comes back soon. */
   lockDurationMs?: number;
   maxDeliveryCount?: number;

@@ -6,7 +6,7 @@
  */
 import { PermanentError, TransientError } from '../domain/errors';
 import { StepFailedError } from '../domain/saga';
-import type { Carrier, Downstream, OrderLineInput } from '../services/fulfilment-ports';
+import type { Carrier, Downstream, OrderLineInput } from '../services/fulfillment/ports';
 import type { Document, DocumentContainer } from '../services/ports';
 
 export const INVENTORY_CONTAINER = 'inventory';

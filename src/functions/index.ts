@@ -6,7 +6,7 @@ import { app } from '@azure/functions';
 import * as df from 'durable-functions';
 import { DefaultAzureCredential } from '@azure/identity';
 import { readSettings } from '../adapters/settings';
-import { createCosmosClient, createCosmosContainer } from '../adapters/cosmos-store';
+import { createCosmosClient, createCosmosContainer } from '../adapters/azure/cosmos-store';
 import {
   createBuiltInDownstream,
   DOWNSTREAM_CONTAINER,
@@ -14,18 +14,18 @@ import {
   INVENTORY_CONTAINER,
   INVENTORY_PARTITION_KEY_PATH,
 } from '../adapters/downstream';
-import { createServiceBusSender } from '../adapters/service-bus-sender';
+import { createServiceBusSender } from '../adapters/azure/service-bus-sender';
 import { createApplicationInsightsTelemetry } from '../adapters/telemetry';
-import { durableClientInput, durableOrchestrationClient } from '../adapters/durable-client';
-import { fulfilmentStarter } from '../services/fulfilment-starter';
-import { createOrderCache } from '../services/order-cache';
+import { durableClientInput, durableOrchestrationClient } from '../adapters/azure/durable-client';
+import { fulfilmentStarter } from '../services/fulfillment/starter';
+import { createOrderCache } from '../services/convoy/order-cache';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../services/order-documents';
 import { ledgerProcessor } from './ledger-processor';
 import { orderTransactions } from './order-transactions';
-import { ordersHttp } from './orders-http';
-import { operationsHttp } from './operations-http';
-import { connectServiceBus, createServiceBusOperations } from '../adapters/service-bus-operations';
-import { sagaDefinitions } from './fulfil-order';
+import { ordersHttp } from './http/orders-http';
+import { operationsHttp } from './http/operations-http';
+import { connectServiceBus, createServiceBusOperations } from '../adapters/azure/service-bus-operations';
+import { sagaDefinitions } from './fulfill-order';
 
 const settings = readSettings(process.env);
 const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.managedIdentityClientId });

@@ -1,4 +1,4 @@
-import { forwardLedgerBatch, type LedgerDeps } from '../services/ledger';
+import { forwardLedgerBatch, type LedgerDeps } from '../services/convoy/ledger';
 import { QUEUE } from '../services/queues';
 import { deliveredMessage } from './delivered-message';
 import type { ServiceBusQueueFunction } from './definition';

@@ -1,5 +1,5 @@
 import type { InvocationContext } from '@azure/functions';
-import { processOrderTransaction, type OrderTransactionDeps } from '../services/order-transactions';
+import { processOrderTransaction, type OrderTransactionDeps } from '../services/convoy/order-transactions';
 import { QUEUE } from '../services/queues';
 import { deliveredMessage } from './delivered-message';
 import type { ServiceBusQueueFunction } from './definition';

@@ -1,7 +1,7 @@
 /** The documents of one order's partition (`/orderId`) in the `orders` container. */
 import type { OrderState } from '../domain/order';
 import type { Document, FulfilmentInput } from './ports';
-import type { ParkRequest } from './parking';
+import type { ParkRequest } from './convoy/parking';
 
 export const ORDERS_CONTAINER = 'orders';
 export const ORDERS_PARTITION_KEY_PATH = '/orderId';

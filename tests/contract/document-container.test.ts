@@ -6,8 +6,8 @@
  */
 import https from 'node:https';
 import createServer from '@vercel/cosmosdb-server';
-import { createCosmosClient, createCosmosContainer } from '../../src/adapters/cosmos-store';
-import { createEmbeddedStore } from '../../src/adapters/embedded-store';
+import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
+import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
 import { PermanentError } from '../../src/domain/errors';
 import { MAX_BATCH_OPERATIONS } from '../../src/services/ports';
 import type { BatchOperation, Document, DocumentContainer } from '../../src/services/ports';

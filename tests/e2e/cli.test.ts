@@ -2,9 +2,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/local/cli';
-import type { Report } from '../../src/local/report';
-import { SAMPLE_PATH } from './support';
+import { main } from '../../src/cli/start';
+import type { Report } from '../../src/embedded/report';
+import { SAMPLE_PATH } from '../support/e2e';
 
 describe('npm start (main)', () => {
   let dir: string;

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { InvocationContext } from '@azure/functions';
-import { createEmbeddedStore } from '../../src/adapters/embedded-store';
+import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
 import { createRecordingTelemetry } from '../../src/adapters/telemetry';
 import { TransientError } from '../../src/domain/errors';
 import type { Entry } from '../../src/domain/entry';
@@ -14,11 +14,11 @@ import {
   createEmbeddedBroker,
   MAX_DELIVERY_COUNT_EXCEEDED,
   type EmbeddedBroker,
-} from '../../src/local/broker';
-import { createEmbeddedApp, type EmbeddedApp } from '../../src/local/embedded-app';
-import { createFunctionsHost, type FunctionsHost } from '../../src/local/functions-host';
-import type { Report, ReportOrder } from '../../src/local/report';
-import { createOrderCache } from '../../src/services/order-cache';
+} from '../../src/embedded/broker/broker';
+import { createEmbeddedApp, type EmbeddedApp } from '../../src/embedded/app';
+import { createFunctionsHost, type FunctionsHost } from '../../src/embedded/functions-host';
+import type { Report, ReportOrder } from '../../src/embedded/report';
+import { createOrderCache } from '../../src/services/convoy/order-cache';
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
@@ -45,7 +45,7 @@ import {
   observeMetrics,
   quiet,
   type RecordedMetric,
-} from './support';
+} from '../support/e2e';
 
 function orderOf(report: Report, orderId: string): ReportOrder {
   const order = report.orders.find((candidate) => candidate.orderId === orderId);

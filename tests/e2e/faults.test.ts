@@ -3,11 +3,11 @@
  * them (for `reorder`, on input where no two entries compete for one slot or transactionId).
  */
 import { readFileSync } from 'node:fs';
-import { parseInputFile } from '../../src/local/cli-args';
-import type { FaultSpec } from '../../src/local/faults';
-import type { Report } from '../../src/local/report';
-import { FAST, runToEnd, SAMPLE_PATH, type RunResult } from './support';
-import { generateWorkload } from './workload';
+import { parseInputFile } from '../../src/cli/start-args';
+import type { FaultSpec } from '../../src/embedded/faults';
+import type { Report } from '../../src/embedded/report';
+import { FAST, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';
+import { generateWorkload } from '../support/workload';
 
 const EVERY_FAULT: FaultSpec = { duplicate: 0.2, crashAfterCommit: 0.1, transient: 0.1, reorder: 0.3 };
 const ORDER_KEEPING_FAULTS: FaultSpec = { duplicate: 0.2, crashAfterCommit: 0.1, transient: 0.1 };

@@ -10,11 +10,16 @@ import {
   type EmbeddedApp,
   type EmbeddedAppOptions,
   type LedgerInput,
-} from '../../src/local/embedded-app';
-import type { Downstream } from '../../src/services/fulfilment-ports';
-import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../src/services/orders-api';
-import { readSagaRecord, type SagaRecord } from '../../src/services/saga-record';
-import { cancellationInstanceId } from '../../src/services/fulfilment-starter';
+} from '../../src/embedded/app';
+import type { Downstream } from '../../src/services/fulfillment/ports';
+import {
+  cancelOrder,
+  getOrder,
+  reviewSaga,
+  type OrdersApiDeps,
+} from '../../src/services/fulfillment/orders-api';
+import { readSagaRecord, type SagaRecord } from '../../src/services/fulfillment/saga-record';
+import { cancellationInstanceId } from '../../src/services/fulfillment/starter';
 import type { Entry } from '../../src/domain/entry';
 
 type Line = [sku: string, quantity: number, unitPrice: number];

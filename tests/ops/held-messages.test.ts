@@ -4,9 +4,9 @@ import {
   replayTargetOf,
   summaryOf,
   withoutParkProperties,
-} from '../../src/services/held-messages';
-import type { DeadLetteredMessage, ParkedMessage } from '../../src/services/operations-ports';
-import { parkedMessage } from '../../src/services/parking';
+} from '../../src/services/operations/held-messages';
+import type { DeadLetteredMessage, ParkedMessage } from '../../src/services/operations/ports';
+import { parkedMessage } from '../../src/services/convoy/parking';
 
 /** A parked message exactly as `park` would write it, read back as the operations see it. */
 function parkedFrom(request: Parameters<typeof parkedMessage>[0]): ParkedMessage {

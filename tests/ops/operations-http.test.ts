@@ -1,16 +1,16 @@
 /** The operations HTTP functions (src/functions/operations-http.ts), called as the Functions host would. */
 import { HttpRequest, InvocationContext, type HttpResponseInit } from '@azure/functions';
 import { TransientError } from '../../src/domain/errors';
-import { operationsHttp } from '../../src/functions/operations-http';
-import type { ReplayDeps } from '../../src/services/replay';
-import { added, entryMessageFor, messageIdOf } from '../e2e/support';
+import { operationsHttp } from '../../src/functions/http/operations-http';
+import type { ReplayDeps } from '../../src/services/operations/replay';
+import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import {
   fakeDateOnly,
   moveClockPastDuplicateWindow,
   opsWorld,
   parkedReasons,
   type OpsWorld,
-} from './support';
+} from '../support/ops';
 
 let world: OpsWorld | undefined;
 const logged: unknown[][] = [];

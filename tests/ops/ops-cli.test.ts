@@ -1,9 +1,9 @@
-/** `npm run ops` (src/local/ops.ts): the commands on the embedded broker, with captured output. */
+/** `npm run ops` (src/cli/ops.ts): the commands on the embedded broker, with captured output. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PermanentError } from '../../src/domain/errors';
-import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../src/local/ops';
-import { added, entryMessageFor, messageIdOf } from '../e2e/support';
+import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../src/cli/ops';
+import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import {
   fakeDateOnly,
   moveClockPastDuplicateWindow,
@@ -11,7 +11,7 @@ import {
   parkedReasons,
   run,
   type OpsWorld,
-} from './support';
+} from '../support/ops';
 
 let world: OpsWorld | undefined;
 
@@ -164,6 +164,6 @@ describe('npm run ops', () => {
     const manifest = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(manifest.scripts.ops).toBe('node dist/src/local/ops.js');
+    expect(manifest.scripts.ops).toBe('node dist/src/cli/ops.js');
   });
 });

@@ -2,12 +2,12 @@
  * The guard against a replay the broker would swallow: every queue the replayed message may land
  * in, `parked` included when it would be parked again, must have forgotten its id.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded-store';
-import { createEmbeddedBroker } from '../../src/local/broker';
-import { createEmbeddedOperations } from '../../src/local/embedded-operations';
+import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
+import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
-import { parkedMessage } from '../../src/services/parking';
-import { replayParked, type ReplayDeps } from '../../src/services/replay';
+import { parkedMessage } from '../../src/services/convoy/parking';
+import { replayParked, type ReplayDeps } from '../../src/services/operations/replay';
 
 const MINUTE = 60_000;
 

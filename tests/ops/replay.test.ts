@@ -1,15 +1,15 @@
 /**
  * Replay end to end on the embedded runtime: the app parks or dead-letters messages, an operator
- * replays them (src/services/replay.ts on src/local/embedded-operations.ts), the app drains, and
+ * replays them (src/services/operations/replay.ts on src/adapters/embedded/message-operations.ts), the app drains, and
  * the outcome is what the prediction said.
  */
 import { TransientError } from '../../src/domain/errors';
 import type { Entry } from '../../src/domain/entry';
 import type { OrderDocument } from '../../src/services/order-documents';
-import { parkedMessage } from '../../src/services/parking';
+import { parkedMessage } from '../../src/services/convoy/parking';
 import type { BatchOperation, BatchResult } from '../../src/services/ports';
-import { replayDeadLettered, replayParked } from '../../src/services/replay';
-import { added, created, entryMessageFor, ledger, messageIdOf } from '../e2e/support';
+import { replayDeadLettered, replayParked } from '../../src/services/operations/replay';
+import { added, created, entryMessageFor, ledger, messageIdOf } from '../support/e2e';
 import {
   fakeDateOnly,
   moveClockPastDuplicateWindow,
@@ -17,7 +17,7 @@ import {
   parkedReasons,
   run,
   type OpsWorld,
-} from './support';
+} from '../support/ops';
 
 let world: OpsWorld | undefined;
 

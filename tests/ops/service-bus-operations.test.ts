@@ -14,7 +14,7 @@ import {
   type ReceivedLike,
   type ReceiverLike,
   type ServiceBusParts,
-} from '../../src/adapters/service-bus-operations';
+} from '../../src/adapters/azure/service-bus-operations';
 import { PermanentError, TransientError } from '../../src/domain/errors';
 
 /** What `Long` offers the adapter: its decimal text. */

@@ -1,7 +1,7 @@
 /** The built-in downstream services (src/adapters/downstream.ts) against the rules of CONTRACTS 2. */
 import { PermanentError } from '../../src/domain/errors';
 import { StepFailedError, type StepFailureCode } from '../../src/domain/saga';
-import { CATALOG, CREDIT_LIMIT, line, recordsOfKind, stockOf, world, type World } from './support';
+import { CATALOG, CREDIT_LIMIT, line, recordsOfKind, stockOf, world, type World } from '../support/saga';
 
 async function refusal(promise: Promise<unknown>): Promise<StepFailedError> {
   try {

@@ -3,7 +3,7 @@ import { HttpRequest, InvocationContext, type HttpResponseInit } from '@azure/fu
 import { TransientError } from '../../src/domain/errors';
 import type { OrderStatus } from '../../src/domain/order';
 import { STEPS, type SagaStatus } from '../../src/domain/saga';
-import { ordersHttp } from '../../src/functions/orders-http';
+import { ordersHttp } from '../../src/functions/http/orders-http';
 import { fulfilmentInputOf } from '../../src/services/order-documents';
 import {
   cancelOrder,
@@ -12,11 +12,11 @@ import {
   reviewSaga,
   type ApiResult,
   type OrdersApiDeps,
-} from '../../src/services/orders-api';
+} from '../../src/services/fulfillment/orders-api';
 import type { OrchestrationClient, OrchestrationStatus } from '../../src/services/ports';
-import { recordSagaStatus, runOperation } from '../../src/services/saga-activities';
-import { readSagaRecord } from '../../src/services/saga-record';
-import { NOW, NOW_ISO, line, orderDocument, sagaDeps, world, type World } from './support';
+import { recordSagaStatus, runOperation } from '../../src/services/fulfillment/saga-activities';
+import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
+import { NOW, NOW_ISO, line, orderDocument, sagaDeps, world, type World } from '../support/saga';
 
 /** A test double of the OrchestrationClient port: records every call; an instance id starts once. */
 class RecordingOrchestrations implements OrchestrationClient {

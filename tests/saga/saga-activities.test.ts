@@ -1,15 +1,15 @@
 /** The saga's activities (src/services/saga-activities.ts): the saga record as two-phase log and audit trail. */
 import { PermanentError, TransientError } from '../../src/domain/errors';
 import { fulfilmentInstanceId } from '../../src/domain/saga';
-import type { Downstream } from '../../src/services/fulfilment-ports';
+import type { Downstream } from '../../src/services/fulfillment/ports';
 import type { FulfilmentInput } from '../../src/services/ports';
 import {
   raiseSagaAlert,
   recordSagaStatus,
   runOperation,
   type OperationOutcome,
-} from '../../src/services/saga-activities';
-import { readSagaRecord, sagaRecordId, type SagaRecord } from '../../src/services/saga-record';
+} from '../../src/services/fulfillment/saga-activities';
+import { readSagaRecord, sagaRecordId, type SagaRecord } from '../../src/services/fulfillment/saga-record';
 import {
   CATALOG,
   NOW_ISO,
@@ -22,7 +22,7 @@ import {
   world,
   type DownstreamCall,
   type World,
-} from './support';
+} from '../support/saga';
 
 async function sagaRecord(w: World, orderId: string): Promise<SagaRecord> {
   const stored = await w.orders.read<SagaRecord>(orderId, sagaRecordId(orderId));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { canonicalEntry, canonicalJson, entryDigest, entryMessageId } from '../../src/domain/digest';
 import { parseEntryMessage, validateEntry, type Entry } from '../../src/domain/entry';
-import { added, amended, created, deleted, type Raw } from './support';
+import { added, amended, created, deleted, type Raw } from '../support/domain';
 
 function entryOf(body: unknown): Entry {
   const result = parseEntryMessage(body);

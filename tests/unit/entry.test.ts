@@ -7,7 +7,7 @@ import {
   type LedgerBatch,
   type Validation,
 } from '../../src/domain/entry';
-import { added, amended, created, deleted, type Raw } from './support';
+import { added, amended, created, deleted, type Raw } from '../support/domain';
 
 function problemsOf(result: Validation<unknown>): string[] {
   if (result.ok) throw new Error(`expected problems, got a valid value ${JSON.stringify(result.value)}`);

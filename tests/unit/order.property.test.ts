@@ -9,7 +9,16 @@ import {
   type OrderStatus,
   type TransactionRecord,
 } from '../../src/domain/order';
-import { added, amended, created, deepFreeze, deleted, messageIdOf, ORDER_ID, type Raw } from './support';
+import {
+  added,
+  amended,
+  created,
+  deepFreeze,
+  deleted,
+  messageIdOf,
+  ORDER_ID,
+  type Raw,
+} from '../support/domain';
 
 /** One step after the OrderCreated: add a line, or amend one of the lines added before it. */
 type Step =

@@ -23,7 +23,7 @@ import {
   message,
   messageIdOf,
   type Raw,
-} from './support';
+} from '../support/domain';
 
 /** The state after feeding `raws` in this order, each of which must change the state. */
 function stateAfter(...raws: Raw[]): OrderState {

@@ -1,0 +1,59 @@
+/** The OrchestrationClient port on the Durable Functions client bound to the current invocation. */
+import type { InvocationContext } from '@azure/functions';
+import * as df from 'durable-functions';
+import { TransientError } from '../../domain/errors';
+import type { OrchestrationClient, OrchestrationRuntimeStatus } from '../../services/ports';
+
+export const durableClientInput = df.input.durableClient();
+
+/** The client throws a plain Error whose message carries the HTTP 404 for an unknown instance. */
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && /HTTP 404/.test(error.message);
+}
+
+function unavailable(what: string, error: unknown): TransientError {
+  return new TransientError('durable-unavailable', `${what}: ${String(error)}`, { cause: error });
+}
+
+export function durableOrchestrationClient(context: InvocationContext): OrchestrationClient {
+  const client = df.getClient(context);
+  const getStatus: OrchestrationClient['getStatus'] = async (instanceId) => {
+    try {
+      const status = await client.getStatus(instanceId);
+      return {
+        instanceId: status.instanceId,
+        name: status.name,
+        runtimeStatus: status.runtimeStatus as OrchestrationRuntimeStatus,
+        input: status.input,
+        output: status.output,
+        customStatus: status.customStatus,
+        createdTime: new Date(status.createdTime).toISOString(),
+        lastUpdatedTime: new Date(status.lastUpdatedTime).toISOString(),
+      };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw unavailable(`status of ${instanceId} unknown`, error);
+    }
+  };
+  return {
+    getStatus,
+    async startNew(name, instanceId, input) {
+      // An instance that exists, in whatever state, is not started again: a redelivered
+      // submission must not run a second saga. A racing start fails and the redelivery sees it.
+      if ((await getStatus(instanceId)) !== undefined) return false;
+      try {
+        await client.startNew(name, { instanceId, input });
+        return true;
+      } catch (error) {
+        throw unavailable(`could not start ${instanceId}`, error);
+      }
+    },
+    async raiseEvent(instanceId, eventName, data) {
+      try {
+        await client.raiseEvent(instanceId, eventName, data);
+      } catch (error) {
+        throw unavailable(`could not raise ${eventName} on ${instanceId}`, error);
+      }
+    },
+  };
+}

@@ -1,0 +1,486 @@
+/**
+ * An in-memory document store with Cosmos semantics (DESIGN decision 4): 409 on a duplicate id in a
+ * partition, 412 on a stale etag, 404 on a missing document, all-or-nothing transactional batches of
+ * at most MAX_BATCH_OPERATIONS operations, and TTL. The embedded runtime and the tests use it where
+ * production uses `@azure/cosmos`; the contract suite holds both to the same behaviour.
+ */
+import { PermanentError } from '../../domain/errors';
+import type {
+  BatchOperation,
+  BatchOperationResult,
+  BatchResult,
+  CreateResult,
+  DeleteResult,
+  Document,
+  DocumentContainer,
+  QuerySpec,
+  ReplaceResult,
+  Stored,
+  UpsertResult,
+  WriteOptions,
+} from '../../services/ports';
+import {
+  checkBatch,
+  checkDocument,
+  checkFieldName,
+  checkId,
+  checkPartitionKey,
+  partitionKeyField,
+  sortStored,
+} from '../document-rules';
+
+/** How a simulated round trip waits out its latency. */
+export type RoundTripWait = (ms: number) => Promise<void>;
+
+export interface EmbeddedStoreOptions {
+  /** Simulated latency of every round trip, in milliseconds; 0 (the default) still resolves asynchronously. */
+  latencyMs?: number;
+  /** How a round trip waits out `latencyMs`; defaults to a timer. The bench passes a finer clock. */
+  wait?: RoundTripWait;
+  /** The clock TTL is measured with; tests pass one they can move. Defaults to `Date.now`. */
+  now?: () => number;
+}
+
+export interface EmbeddedContainerOptions {
+  /** As Cosmos `defaultTtl`: undefined or null disables TTL, -1 enables it with no default, n > 0 is seconds. */
+  defaultTtlSeconds?: number | null;
+}
+
+export interface RoundTripCounts {
+  readonly total: number;
+  readonly byContainer: Readonly<Record<string, number>>;
+}
+
+export interface EmbeddedStore {
+  /** The container with this name, created on first use; the same name always returns the same container. */
+  container(name: string, partitionKeyPath: string, options?: EmbeddedContainerOptions): DocumentContainer;
+  /** A snapshot of the round trips made so far: every container call counts one. */
+  readonly roundTrips: RoundTripCounts;
+  resetCounters(): void;
+}
+
+/**
+ * A document as the caller handed it over: its JSON text, taken when the call is made, and the
+ * fields the store itself reads, as that JSON has them. JSON, not structuredClone: it drops
+ * `undefined` and turns dates into strings exactly as the Cosmos wire does.
+ */
+interface Prepared {
+  readonly text: string;
+  /** Only `id`, `ttl` and the partition key, for the document rules. */
+  readonly view: Document;
+}
+
+/**
+ * A stored document as Cosmos holds it: the caller's fields as JSON text, plus `_etag` and `_ts`.
+ * Every read parses a fresh copy and sets the two system fields on it, so no caller ever holds the
+ * stored one, and a write costs one stringify rather than a clone on the way in and another on
+ * the way out.
+ */
+interface StoredRecord {
+  readonly id: string;
+  readonly ttl: unknown;
+  readonly _etag: string;
+  readonly _ts: number;
+  readonly text: string;
+}
+
+type PreparedOperation =
+  | { op: 'create'; document: Prepared }
+  | { op: 'replace' | 'upsert'; document: Prepared; ifMatch?: string }
+  | { op: 'delete'; id: string; ifMatch?: string }
+  | { op: 'read'; id: string };
+
+/** One partition's documents by id. */
+type Partition = Map<string, StoredRecord>;
+
+/** What the document rules read and write: a partition, or a batch's staging over one. */
+interface PartitionView {
+  get(id: string): StoredRecord | undefined;
+  set(id: string, record: StoredRecord): void;
+  delete(id: string): void;
+}
+
+/**
+ * A batch's changes, held over the partition and applied only when every operation succeeded, so a
+ * failure leaves the partition untouched. Only the changes are held: copying the partition instead
+ * would make each write cost as much as the partition holds (an order and all its inbox markers).
+ */
+function stagedOver(partition: Partition): PartitionView & { commit(): void } {
+  const changes = new Map<string, StoredRecord | undefined>();
+  return {
+    get: (id) => (changes.has(id) ? changes.get(id) : partition.get(id)),
+    set: (id, record) => {
+      changes.set(id, record);
+    },
+    delete: (id) => {
+      changes.set(id, undefined);
+    },
+    commit() {
+      for (const [id, record] of changes) {
+        if (record === undefined) partition.delete(id);
+        else partition.set(id, record);
+      }
+    },
+  };
+}
+
+interface Outcome {
+  status: number;
+  record?: StoredRecord;
+}
+
+interface Registered {
+  container: DocumentContainer;
+  partitionKeyPath: string;
+  defaultTtlSeconds: number | null;
+}
+
+const PRECONDITION_FAILED = 412;
+const FAILED_DEPENDENCY = 424;
+
+/** A value JSON gives back unchanged, so that the document's own field can stand for its JSON. */
+function survivesJson(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0))
+  );
+}
+
+function prepare(document: Document, keyField: string): Prepared {
+  const text = JSON.stringify(document);
+  const plain =
+    typeof (document as { toJSON?: unknown }).toJSON !== 'function' &&
+    survivesJson(document.id) &&
+    survivesJson(document.ttl) &&
+    survivesJson(document[keyField]);
+  const source = plain ? document : (JSON.parse(text) as Document | null);
+  return {
+    text,
+    view: { id: source?.id as string, ttl: source?.ttl, [keyField]: source?.[keyField] },
+  };
+}
+
+function prepareOperation(operation: BatchOperation, keyField: string): PreparedOperation {
+  switch (operation.op) {
+    case 'create':
+      return { op: 'create', document: prepare(operation.document, keyField) };
+    case 'replace':
+    case 'upsert':
+      return {
+        op: operation.op,
+        document: prepare(operation.document, keyField),
+        ifMatch: operation.ifMatch,
+      };
+    case 'delete':
+      return { op: 'delete', id: operation.id, ifMatch: operation.ifMatch };
+    case 'read':
+      return { op: 'read', id: operation.id };
+  }
+}
+
+/** The rules see what they would see in the JSON the caller sent. */
+function viewOf(operation: PreparedOperation): BatchOperation {
+  return operation.op === 'read' || operation.op === 'delete'
+    ? operation
+    : { op: operation.op, document: operation.document.view };
+}
+
+/**
+ * The document as Cosmos returns it: `_etag` and `_ts` overriding any the caller sent, in their
+ * place if it sent them and last otherwise, exactly as the spread `{...document, _etag, _ts}` would.
+ */
+function parseRecord<T extends Document>(record: StoredRecord): T {
+  const document = JSON.parse(record.text) as Record<string, unknown>;
+  document._etag = record._etag;
+  document._ts = record._ts;
+  return document as T;
+}
+
+const RECORD = Symbol('stored record');
+const PARSED = Symbol('parsed document');
+
+interface LazyResult extends BatchOperationResult {
+  [RECORD]: StoredRecord;
+  [PARSED]: Document | undefined;
+}
+
+/** One accessor pair for every result, so that all results share one hidden class. */
+const LAZY_DOCUMENT: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: LazyResult): Document {
+    return (this[PARSED] ??= parseRecord(this[RECORD]));
+  },
+  set(this: LazyResult, value: Document): void {
+    this[PARSED] = value;
+  },
+};
+
+/**
+ * A successful batch operation's result; its document is parsed when first asked for, as most
+ * callers want the etag only. The record it is parsed from is kept under symbols that are not
+ * enumerable, so the result compares and serializes as the plain object it stands for.
+ */
+function resultOf(status: number, record: StoredRecord): BatchOperationResult {
+  const result = { status, etag: record._etag };
+  Object.defineProperty(result, RECORD, { value: record });
+  Object.defineProperty(result, PARSED, { value: undefined, writable: true });
+  return Object.defineProperty(result, 'document', LAZY_DOCUMENT);
+}
+
+function checkDefaultTtl(value: number | null | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  if (value === -1 || (Number.isInteger(value) && value > 0)) return value;
+  throw new PermanentError('bad-ttl', `defaultTtlSeconds ${value} must be null, -1 or seconds > 0`);
+}
+
+export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): EmbeddedStore {
+  const latencyMs = options.latencyMs ?? 0;
+  const wait = options.wait ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const now = options.now ?? Date.now;
+  const registered = new Map<string, Registered>();
+  const perContainer = new Map<string, number>();
+  let total = 0;
+  let etagCounter = 0;
+
+  const roundTrip = (containerName: string): Promise<void> => {
+    total += 1;
+    perContainer.set(containerName, (perContainer.get(containerName) ?? 0) + 1);
+    return latencyMs > 0 ? wait(latencyMs) : Promise.resolve();
+  };
+
+  // Quoted, as Cosmos sends them; a store-wide counter keeps every etag unique across containers.
+  const nextEtag = (): string => {
+    etagCounter += 1;
+    return `"00000000-0000-0000-0000-${etagCounter.toString(16).padStart(12, '0')}"`;
+  };
+
+  const stamp = (document: Prepared): StoredRecord => ({
+    id: document.view.id,
+    ttl: document.view.ttl,
+    _etag: nextEtag(),
+    _ts: Math.floor(now() / 1000),
+    text: document.text,
+  });
+
+  function createContainer(
+    name: string,
+    partitionKeyPath: string,
+    defaultTtlSeconds: number | null,
+  ): DocumentContainer {
+    const keyField = partitionKeyField(partitionKeyPath);
+    const partitions = new Map<string, Partition>();
+
+    const expired = (record: StoredRecord): boolean => {
+      if (defaultTtlSeconds === null) return false;
+      const ttl = typeof record.ttl === 'number' ? record.ttl : defaultTtlSeconds;
+      return ttl > 0 && now() >= (record._ts + ttl) * 1000;
+    };
+
+    // Expired documents are dropped when met, so every operation sees them as absent.
+    const live = (partition: PartitionView, id: string): StoredRecord | undefined => {
+      const record = partition.get(id);
+      if (record === undefined || !expired(record)) return record;
+      partition.delete(id);
+      return undefined;
+    };
+
+    const partitionOf = (partitionKey: string): Partition => {
+      let partition = partitions.get(partitionKey);
+      if (partition === undefined) {
+        partition = new Map();
+        partitions.set(partitionKey, partition);
+      }
+      return partition;
+    };
+
+    const matches = (record: StoredRecord, ifMatch: string | undefined): boolean =>
+      ifMatch === undefined || record._etag === ifMatch;
+
+    const write = (partition: PartitionView, document: Prepared, status: number): Outcome => {
+      const record = stamp(document);
+      partition.set(record.id, record);
+      return { status, record };
+    };
+
+    // The single-document rules, applied alike to a live partition or to a batch's staged copy.
+    const apply = (partition: PartitionView, operation: PreparedOperation): Outcome => {
+      switch (operation.op) {
+        case 'create':
+          return live(partition, operation.document.view.id)
+            ? { status: 409 }
+            : write(partition, operation.document, 201);
+        case 'replace': {
+          const existing = live(partition, operation.document.view.id);
+          if (existing === undefined) return { status: 404 };
+          if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
+          return write(partition, operation.document, 200);
+        }
+        case 'upsert': {
+          // As in Cosmos, ifMatch only guards an upsert that turns out to be a replace; a missing
+          // document is created whatever etag was given.
+          const existing = live(partition, operation.document.view.id);
+          if (existing === undefined) return write(partition, operation.document, 201);
+          if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
+          return write(partition, operation.document, 200);
+        }
+        case 'delete': {
+          const existing = live(partition, operation.id);
+          if (existing === undefined) return { status: 404 };
+          if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
+          partition.delete(operation.id);
+          return { status: 204 };
+        }
+        case 'read': {
+          const existing = live(partition, operation.id);
+          return existing === undefined ? { status: 404 } : { status: 200, record: existing };
+        }
+      }
+    };
+
+    const applyToDocument = (operation: PreparedOperation & { document: Prepared }): Outcome =>
+      apply(partitionOf(checkDocument(operation.document.view, keyField)), operation);
+
+    const storedOf = <T extends Document>(record: StoredRecord): Stored<T> => ({
+      document: parseRecord<T>(record),
+      etag: record._etag,
+    });
+
+    const preconditionOrMissing = (status: number): { status: 404 } | { status: 412 } =>
+      status === PRECONDITION_FAILED ? { status: PRECONDITION_FAILED } : { status: 404 };
+
+    const etagOf = (outcome: Outcome): string => {
+      if (outcome.record === undefined) throw new Error(`a ${outcome.status} outcome carries no document`);
+      return outcome.record._etag;
+    };
+
+    return {
+      name,
+      partitionKeyPath,
+
+      async create(document: Document): Promise<CreateResult> {
+        const prepared = prepare(document, keyField);
+        await roundTrip(name);
+        const outcome = applyToDocument({ op: 'create', document: prepared });
+        return outcome.status === 201 ? { status: 201, etag: etagOf(outcome) } : { status: 409 };
+      },
+
+      async read<T extends Document>(partitionKey: string, id: string): Promise<Stored<T> | undefined> {
+        await roundTrip(name);
+        checkPartitionKey(partitionKey);
+        checkId(id);
+        const partition = partitions.get(partitionKey);
+        const record = partition && live(partition, id);
+        return record ? storedOf<T>(record) : undefined;
+      },
+
+      async replace(document: Document, writeOptions: WriteOptions = {}): Promise<ReplaceResult> {
+        const prepared = prepare(document, keyField);
+        await roundTrip(name);
+        const outcome = applyToDocument({ op: 'replace', document: prepared, ifMatch: writeOptions.ifMatch });
+        return outcome.status === 200
+          ? { status: 200, etag: etagOf(outcome) }
+          : preconditionOrMissing(outcome.status);
+      },
+
+      async upsert(document: Document, writeOptions: WriteOptions = {}): Promise<UpsertResult> {
+        const prepared = prepare(document, keyField);
+        await roundTrip(name);
+        const outcome = applyToDocument({ op: 'upsert', document: prepared, ifMatch: writeOptions.ifMatch });
+        return outcome.status === 200 || outcome.status === 201
+          ? { status: outcome.status, etag: etagOf(outcome) }
+          : { status: PRECONDITION_FAILED };
+      },
+
+      async delete(partitionKey: string, id: string, writeOptions: WriteOptions = {}): Promise<DeleteResult> {
+        await roundTrip(name);
+        checkPartitionKey(partitionKey);
+        checkId(id);
+        const outcome = apply(partitionOf(partitionKey), { op: 'delete', id, ifMatch: writeOptions.ifMatch });
+        return outcome.status === 204 ? { status: 204 } : preconditionOrMissing(outcome.status);
+      },
+
+      async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
+        const prepared = operations.map((operation) => prepareOperation(operation, keyField));
+        await roundTrip(name);
+        checkBatch(partitionKey, prepared.map(viewOf), keyField);
+        const staged = stagedOver(partitionOf(partitionKey));
+        const outcomes: Outcome[] = [];
+        for (const operation of prepared) {
+          const outcome = apply(staged, operation);
+          if (outcome.status >= 400) {
+            return {
+              ok: false,
+              results: prepared.map((_, index) => ({
+                status: index === outcomes.length ? outcome.status : FAILED_DEPENDENCY,
+              })),
+            };
+          }
+          outcomes.push(outcome);
+        }
+        staged.commit();
+        const results = outcomes.map((outcome): BatchOperationResult =>
+          outcome.record === undefined
+            ? { status: outcome.status }
+            : resultOf(outcome.status, outcome.record),
+        );
+        return { ok: true, results };
+      },
+
+      async query<T extends Document>(spec: QuerySpec): Promise<Array<Stored<T>>> {
+        await roundTrip(name);
+        const conditions = Object.entries(spec.where ?? {}).map(
+          ([field, value]) => [checkFieldName(field), value] as const,
+        );
+        const scanned =
+          spec.partitionKey === undefined
+            ? [...partitions.values()]
+            : [partitions.get(checkPartitionKey(spec.partitionKey)) ?? new Map<string, StoredRecord>()];
+        const found: Array<Stored<T>> = [];
+        for (const partition of scanned) {
+          for (const id of [...partition.keys()]) {
+            const record = live(partition, id);
+            if (record === undefined) continue;
+            const document = parseRecord<T>(record);
+            if (conditions.every(([field, value]) => document[field] === value)) {
+              found.push({ document, etag: record._etag });
+            }
+          }
+        }
+        return sortStored(found, keyField);
+      },
+    };
+  }
+
+  return {
+    container(name: string, partitionKeyPath: string, containerOptions?: EmbeddedContainerOptions) {
+      const defaultTtlSeconds = checkDefaultTtl(containerOptions?.defaultTtlSeconds);
+      const existing = registered.get(name);
+      if (existing !== undefined) {
+        const ttlDiffers = containerOptions !== undefined && existing.defaultTtlSeconds !== defaultTtlSeconds;
+        if (existing.partitionKeyPath !== partitionKeyPath || ttlDiffers) {
+          throw new PermanentError(
+            'container-mismatch',
+            `container ${name} already exists with other settings`,
+          );
+        }
+        return existing.container;
+      }
+      const container = createContainer(name, partitionKeyPath, defaultTtlSeconds);
+      registered.set(name, { container, partitionKeyPath, defaultTtlSeconds });
+      return container;
+    },
+
+    get roundTrips(): RoundTripCounts {
+      return { total, byContainer: Object.fromEntries(perContainer) };
+    },
+
+    resetCounters(): void {
+      total = 0;
+      perContainer.clear();
+    },
+  };
+}

@@ -1,0 +1,272 @@
+/**
+ * The whole app on one machine: the embedded broker and Functions host run the very same function
+ * definitions as Azure, against the embedded document store, with seeded faults when asked.
+ */
+import {
+  createEmbeddedStore,
+  type EmbeddedStore,
+  type RoundTripWait,
+} from '../adapters/embedded/document-store';
+import { createRecordingTelemetry, type RecordedTelemetry } from '../adapters/telemetry';
+import {
+  createBuiltInDownstream,
+  DOWNSTREAM_CONTAINER,
+  DOWNSTREAM_PARTITION_KEY_PATH,
+  INVENTORY_CONTAINER,
+  INVENTORY_PARTITION_KEY_PATH,
+} from '../adapters/downstream';
+import { DEFAULTS, type RetrySettings } from '../adapters/settings';
+import { sagaDefinitions, type SagaPolicy } from '../functions/fulfill-order';
+import { readSagaRecord } from '../services/fulfillment/saga-record';
+import { ledgerProcessor } from '../functions/ledger-processor';
+import { orderTransactions } from '../functions/order-transactions';
+import { createOrderCache } from '../services/convoy/order-cache';
+import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, type OrderDocument } from '../services/order-documents';
+import { fulfilmentStarter } from '../services/fulfillment/starter';
+import { QUEUE } from '../services/queues';
+import type { DocumentContainer, FulfilmentStarter, MessageSender, Telemetry } from '../services/ports';
+import type { Downstream } from '../services/fulfillment/ports';
+import { createDurableDriver, type ClockOption, type DurableDriver } from './durable/driver';
+import { createEmbeddedBroker, type EmbeddedBroker } from './broker/broker';
+import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
+import { faultRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
+import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
+
+export interface LedgerInput {
+  messageId: string;
+  sessionId: string;
+  body: unknown;
+}
+
+export interface EmbeddedAppOptions {
+  seed?: number;
+  faults?: FaultSpec;
+  maxConcurrentSessions?: number;
+  /** Simulated store round-trip latency. */
+  storeLatencyMs?: number;
+  /** How a round trip waits out that latency; a timer unless given (the bench passes its network clock). */
+  storeWait?: RoundTripWait;
+  /** Short locally, so that a crashed delivery comes back soon. */
+  lockDurationMs?: number;
+  maxDeliveryCount?: number;
+  inboxMarkerTtlSeconds?: number;
+  /** Stock per sku and the credit limit of the built-in downstream services. */
+  catalog?: Record<string, number>;
+  creditLimit?: number;
+  cancellationFeePercent?: number;
+  /** Saga activity retries; short by default locally, so a transient fault costs milliseconds. */
+  retry?: RetrySettings;
+  reviewTimeoutMinutes?: number;
+  /** Real time for `npm start`, virtual time for tests that drive timers themselves. */
+  clock?: ClockOption;
+  /** Wraps the built-in downstream services, e.g. to make one fail in a test. */
+  downstream?: (builtIn: Downstream) => Downstream;
+  /** 'record-only' notes each submitted order in `submitted` and starts no saga: the bench times the convoy alone. */
+  fulfilment?: 'run' | 'record-only';
+  /** How long a session pump waits on an empty session before taking another (host.json `sessionIdleTimeout`). */
+  sessionIdleTimeoutMs?: number;
+  /** Wraps what the Service Bus functions write through and report to, e.g. so that the bench can observe them. */
+  instrument?: {
+    orders?: (orders: DocumentContainer) => DocumentContainer;
+    telemetry?: (telemetry: Telemetry) => Telemetry;
+  };
+  log?: HostLog;
+  /** false: `telemetry` keeps the metric totals only, not every record (the bench's long runs). */
+  keepTelemetryRecords?: boolean;
+}
+
+export interface EmbeddedApp {
+  broker: EmbeddedBroker;
+  store: EmbeddedStore;
+  orders: DocumentContainer;
+  host: FunctionsHost;
+  telemetry: RecordedTelemetry;
+  durable: DurableDriver;
+  /** Order ids whose fulfilment was requested, in request order (repeats included). */
+  submitted: string[];
+  /** Sends ledger messages as a producer would, one send per message. */
+  sendLedger(messages: readonly LedgerInput[]): Promise<void>;
+  /** Resolves when every queue is drained, held-back sends included, and every saga is finished or waits for a person. */
+  drain(): Promise<void>;
+  report(): Promise<Report>;
+  stop(): Promise<void>;
+}
+
+export const EMBEDDED_DEFAULTS = {
+  seed: 1,
+  maxConcurrentSessions: 8,
+  storeLatencyMs: 0,
+  lockDurationMs: 200,
+  maxDeliveryCount: 10,
+  inboxMarkerTtlSeconds: 3600,
+  retry: { firstIntervalMs: 20, backoffCoefficient: 2, maxIntervalMs: 200, maxAttempts: 5 },
+} as const;
+
+function sagaOf(record: Awaited<ReturnType<typeof readSagaRecord>>): ReportOrder['saga'] {
+  return record === undefined ? null : { status: record.status, reason: record.reason };
+}
+
+export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp {
+  const seed = options.seed ?? EMBEDDED_DEFAULTS.seed;
+  const faults = options.faults ?? {};
+  const queueOptions = {
+    lockDurationMs: options.lockDurationMs ?? EMBEDDED_DEFAULTS.lockDurationMs,
+    maxDeliveryCount: options.maxDeliveryCount ?? EMBEDDED_DEFAULTS.maxDeliveryCount,
+  };
+
+  const broker = createEmbeddedBroker({
+    random: faultRandom(seed, 'duplicate'),
+    faults: { duplicate: faults.duplicate },
+  });
+  broker.createQueue(QUEUE.ledger, { requiresSession: true, duplicateDetection: true, ...queueOptions });
+  broker.createQueue(QUEUE.orderTransactions, {
+    requiresSession: true,
+    duplicateDetection: true,
+    ...queueOptions,
+  });
+  broker.createQueue(QUEUE.parked, { requiresSession: false, duplicateDetection: true, ...queueOptions });
+
+  const store = createEmbeddedStore({
+    latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
+    wait: options.storeWait,
+  });
+  const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, { defaultTtlSeconds: -1 });
+  const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;
+  const faultyOrders = withTransientFaults(
+    instrumentedOrders,
+    faults.transient ?? 0,
+    faultRandom(seed, 'transient'),
+  );
+  const producer = withReorderFaults(broker, faults.reorder ?? 0, faultRandom(seed, 'reorder'));
+  const sender: MessageSender = producer;
+  const telemetry = createRecordingTelemetry({ keepRecords: options.keepTelemetryRecords });
+  const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
+  const cache = createOrderCache();
+
+  const policy: SagaPolicy = {
+    retry: options.retry ?? EMBEDDED_DEFAULTS.retry,
+    reviewTimeoutMinutes: options.reviewTimeoutMinutes ?? DEFAULTS.reviewTimeoutMinutes,
+    cancellationFeePercent: options.cancellationFeePercent ?? DEFAULTS.cancellationFeePercent,
+  };
+  const saga = sagaDefinitions(
+    {
+      orders,
+      downstream: (options.downstream ?? ((builtIn) => builtIn))(
+        createBuiltInDownstream({
+          inventory: store.container(INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH),
+          records: store.container(DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH),
+          catalog: options.catalog ?? {},
+          creditLimit: options.creditLimit ?? DEFAULTS.creditLimit,
+        }),
+      ),
+      telemetry,
+      now: Date.now,
+    },
+    policy,
+  );
+  const durable = createDurableDriver({
+    ...saga,
+    clock: options.clock ?? { mode: 'real' },
+    faults: { activityTransient: faults.activityTransient },
+    random: faultRandom(seed, 'activityTransient'),
+    log: options.log,
+  });
+  durable.start();
+
+  const submitted: string[] = [];
+  const starter = fulfilmentStarter(durable.client);
+  const startsSagas = (options.fulfilment ?? 'run') === 'run';
+  const fulfilment: FulfilmentStarter = {
+    async start(input) {
+      submitted.push(input.orderId);
+      if (startsSagas) await starter.start(input);
+    },
+  };
+
+  const host = createFunctionsHost({
+    broker,
+    functions: [
+      ledgerProcessor({ sender, telemetry: functionTelemetry }),
+      orderTransactions(() => ({
+        orders: faultyOrders,
+        sender: broker,
+        telemetry: functionTelemetry,
+        cache,
+        fulfilment,
+        inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
+      })),
+    ],
+    maxConcurrentSessions: options.maxConcurrentSessions ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
+    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
+    random: faultRandom(seed, 'crashAfterCommit'),
+    faults: { crashAfterCommit: faults.crashAfterCommit },
+    log: options.log,
+  });
+  host.start();
+
+  const drain = async (): Promise<void> => {
+    do await host.whenIdle();
+    while (await producer.flush());
+    // On virtual time nobody else moves the clock: retry backoffs are driven here.
+    await (options.clock?.mode === 'virtual' ? durable.runUntilIdle() : durable.whenIdle());
+  };
+
+  return {
+    broker,
+    store,
+    orders,
+    host,
+    telemetry,
+    durable,
+    submitted,
+    async sendLedger(messages) {
+      for (const message of messages) {
+        await broker.send(QUEUE.ledger, [
+          { messageId: message.messageId, sessionId: message.sessionId, body: message.body },
+        ]);
+      }
+    },
+    drain,
+    async report() {
+      const documents = await orders.query<OrderDocument>({ where: { kind: 'order' } });
+      const reportOrders = await Promise.all(
+        documents.map(async ({ document }) =>
+          reportOrder(document, sagaOf(await readSagaRecord(orders, document.orderId))),
+        ),
+      );
+      const stats = broker.stats();
+      const deadLettered = broker.queueNames().flatMap((queue) =>
+        broker.deadLetters(queue).map((message) => ({
+          queue,
+          messageId: message.messageId,
+          sessionId: message.sessionId ?? null,
+          reason: message.deadLetterReason,
+          description: message.deadLetterErrorDescription,
+          deliveryCount: message.deliveryCount,
+        })),
+      );
+      const parked = broker.peek(QUEUE.parked).map(reportParked);
+      return buildReport({
+        orders: reportOrders,
+        parked,
+        deadLettered,
+        stats: {
+          messages: stats[QUEUE.ledger].sent + stats[QUEUE.orderTransactions].sent,
+          applied: telemetry.total('entries.applied'),
+          duplicates:
+            telemetry.total('entries.duplicate') +
+            stats[QUEUE.ledger].duplicatesDetected +
+            stats[QUEUE.orderTransactions].duplicatesDetected,
+          parked: parked.length,
+          deadLettered: deadLettered.length,
+          buffered: telemetry.total('entries.buffered'),
+        },
+      });
+    },
+    async stop() {
+      await host.stop();
+      await durable.stop();
+      broker.close();
+    },
+  };
+}

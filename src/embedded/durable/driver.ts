@@ -1,0 +1,556 @@
+/**
+ * The embedded Durable Functions runtime (DESIGN decision 5): runs orchestrations written for the
+ * real `durable-functions` SDK as the Durable extension does, without a host. Each episode hands the
+ * SDK's own orchestrator function the instance history, reads the actions it returns (cumulative:
+ * only the new ones are carried out, see durable-episode), runs activities and timers, and appends
+ * their outcomes to the history for the next episode. Retries of `callActivityWithRetry` follow the
+ * extension's retry interceptor: after each failed attempt a timer, then a new attempt, and a timer
+ * after the last one too, which the SDK waits for before it throws into the orchestrator.
+ *
+ * One new event per episode: the SDK numbers tasks in the order it meets them while replaying, so
+ * feeding events one at a time is what keeps the ids the driver assigns predictable.
+ */
+import { randomUUID } from 'node:crypto';
+import { format } from 'node:util';
+import { InvocationContext } from '@azure/functions';
+import type { ActivityDefinition, OrchestrationDefinition } from '../../functions/definition';
+import type {
+  OrchestrationClient,
+  OrchestrationRuntimeStatus,
+  OrchestrationStatus,
+} from '../../services/ports';
+import { createActivityRunner, type ActivityOutcome, type DurableLog } from './activity';
+import { createDriverClock, type ClockOption } from './clock';
+import { decideOnActions, decideOnEvent, newReplayBook, type Effect, type ReplayBook } from './episode';
+import {
+  copyEvents,
+  eventRaised,
+  executionCompleted,
+  executionStarted,
+  orchestratorCompleted,
+  orchestratorStarted,
+  taskCompleted,
+  taskFailed,
+  timerFired,
+  toJson,
+  type HistoryEvent,
+} from './history';
+import {
+  DEFAULT_HTTP_ASYNC_SLEEP_MS,
+  LONG_RUNNING_TIMER_INTERVAL_DURATION,
+  MAXIMUM_SHORT_TIMER_DURATION,
+  runOrchestrator,
+  UPPER_SCHEMA_VERSION,
+  wrapOrchestrator,
+  type OrchestratorFunction,
+  type OrchestratorTriggerInput,
+} from './sdk';
+
+export type { ClockOption } from './clock';
+export type { DurableLog } from './activity';
+export type { HistoryEvent } from './history';
+
+export interface DurableDriverFaults {
+  /** Probability that an activity invocation fails with a TransientError before its handler runs. */
+  activityTransient?: number;
+}
+
+export interface DurableDriverOptions {
+  orchestrations: readonly OrchestrationDefinition[];
+  activities: readonly ActivityDefinition[];
+  /** Real time by default. */
+  clock?: ClockOption;
+  /** Activities running at once across all instances; 16 by default. */
+  maxConcurrentActivities?: number;
+  faults?: DurableDriverFaults;
+  random?: () => number;
+  log?: DurableLog;
+}
+
+/** What a running instance waits for; `event` means a person (or another system) must act. */
+export type InstanceWait = 'episode' | 'activity' | 'timer' | 'event';
+
+export interface InstanceSummary {
+  instanceId: string;
+  name: string;
+  runtimeStatus: OrchestrationRuntimeStatus;
+  /** Undefined once the instance finished. */
+  waitingFor: InstanceWait | undefined;
+  activitiesInFlight: number;
+  pendingTimers: number;
+  historyLength: number;
+}
+
+export interface DurableDriverStats {
+  instancesStarted: number;
+  /** Orchestrator executions, each one a replay of the history so far plus one new event. */
+  episodes: number;
+  activitiesRun: number;
+  activityFailures: number;
+  timersFired: number;
+  faultsInjected: number;
+}
+
+export interface ReplayCheck {
+  /** Actions the orchestrator returned beyond those already carried out: 0 for a deterministic one. */
+  newActions: number;
+  isDone: boolean;
+  output: unknown;
+}
+
+export interface DurableDriver {
+  readonly client: OrchestrationClient;
+  start(): void;
+  /** Cancels every timer and waits for the episodes and activities in flight; pending whenIdle calls reject. */
+  stop(): Promise<void>;
+  now(): number;
+  /**
+   * Resolves when no activity or episode is in flight and every instance is finished or waiting for
+   * an external event. With the virtual clock, an instance waiting for a timer only waits until
+   * runUntilIdle or advanceTime moves the clock.
+   */
+  whenIdle(): Promise<void>;
+  /**
+   * Virtual clock: while some instance waits for a retry backoff, or for timers alone (a delay),
+   * moves the clock to the next timer and fires it (timers fire in time order); then resolves like
+   * whenIdle. A timer raced against an external event (a review timeout in a Task.any) fires only
+   * once the clock passes it, e.g. with advanceTime. Real clock: same as whenIdle.
+   */
+  runUntilIdle(): Promise<void>;
+  /** Virtual clock: moves the clock forward, firing every timer due on the way in time order. */
+  advanceTime(ms: number): Promise<void>;
+  instances(): InstanceSummary[];
+  history(instanceId: string): HistoryEvent[];
+  /** Runs the orchestrator once more over its recorded history, as a pure replay, to check determinism. */
+  replayOnly(instanceId: string): Promise<ReplayCheck>;
+  stats(): DurableDriverStats;
+}
+
+const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 16;
+/** A guard against an orchestration that keeps scheduling timers forever. */
+const MAX_TIMER_STEPS = 100_000;
+
+interface Instance {
+  readonly instanceId: string;
+  readonly name: string;
+  readonly orchestrator: OrchestratorFunction;
+  inputJson: string;
+  runtimeStatus: OrchestrationRuntimeStatus;
+  output: unknown;
+  customStatus: unknown;
+  readonly createdTime: number;
+  lastUpdatedTime: number;
+  history: HistoryEvent[];
+  /** New events, each waiting for its own episode. */
+  inbox: HistoryEvent[];
+  episodeRunning: boolean;
+  /** Bumped by continueAsNew, so that late outcomes of the previous run are dropped. */
+  generation: number;
+  book: ReplayBook;
+  /** Pending timers by id, each with its cancel function. */
+  timers: Map<number, () => void>;
+  activitiesInFlight: number;
+}
+
+type InstanceState = 'finished' | InstanceWait;
+
+interface Waiter {
+  ready(): boolean;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+function isFinished(status: OrchestrationRuntimeStatus): boolean {
+  return status === 'Completed' || status === 'Failed' || status === 'Terminated';
+}
+
+/** Payloads cross the host as JSON: a copy through JSON is what the other side sees. */
+function throughJson(value: unknown): unknown {
+  return JSON.parse(toJson(value));
+}
+
+function stateOf(instance: Instance): InstanceState {
+  if (isFinished(instance.runtimeStatus)) return 'finished';
+  if (instance.episodeRunning || instance.inbox.length > 0) return 'episode';
+  if (instance.activitiesInFlight > 0) return 'activity';
+  // A retry backoff is work under way even when a cancel event is awaited alongside (Task.any).
+  if (instance.book.retryTimers.size > 0) return 'timer';
+  if (instance.book.liveWait) return 'event';
+  // With nothing in flight and no timer, only an external event can move it on.
+  return instance.timers.size > 0 ? 'timer' : 'event';
+}
+
+function triggerInput(instance: Instance, history: HistoryEvent[]): OrchestratorTriggerInput {
+  return {
+    history,
+    input: JSON.parse(instance.inputJson),
+    instanceId: instance.instanceId,
+    isReplaying: instance.history.length > 0,
+    upperSchemaVersion: UPPER_SCHEMA_VERSION,
+    parentInstanceId: undefined,
+    maximumShortTimerDuration: MAXIMUM_SHORT_TIMER_DURATION,
+    longRunningTimerIntervalDuration: LONG_RUNNING_TIMER_INTERVAL_DURATION,
+    defaultHttpAsyncRequestSleepTimeMillseconds: DEFAULT_HTTP_ASYNC_SLEEP_MS,
+  };
+}
+
+function statusOf(instance: Instance): OrchestrationStatus {
+  return {
+    instanceId: instance.instanceId,
+    name: instance.name,
+    runtimeStatus: instance.runtimeStatus,
+    input: JSON.parse(instance.inputJson),
+    output: throughJson(instance.output),
+    customStatus: throughJson(instance.customStatus),
+    createdTime: new Date(instance.createdTime).toISOString(),
+    lastUpdatedTime: new Date(instance.lastUpdatedTime).toISOString(),
+  };
+}
+
+export function createDurableDriver(options: DurableDriverOptions): DurableDriver {
+  const clock = createDriverClock(options.clock ?? { mode: 'real' });
+  const activities = createActivityRunner({
+    activities: options.activities,
+    maxConcurrent: options.maxConcurrentActivities ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
+    transientFaultRate: options.faults?.activityTransient ?? 0,
+    random: options.random ?? Math.random,
+    log: options.log,
+  });
+  const orchestrators = new Map<string, OrchestratorFunction>();
+  for (const definition of options.orchestrations) {
+    orchestrators.set(definition.name, wrapOrchestrator(definition.handler));
+  }
+
+  const instances = new Map<string, Instance>();
+  // Kept up to date by refresh(), so that idleness is known without scanning every instance.
+  const busy = new Set<Instance>();
+  const onTimersOnly = new Set<Instance>();
+  const inFlight = new Set<Promise<void>>();
+  let waiters: Waiter[] = [];
+  let started = false;
+  let stopped = false;
+  const counters = { instancesStarted: 0, episodes: 0, timersFired: 0 };
+
+  const track = (work: Promise<void>): void => {
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  };
+
+  const isQuiet = (): boolean => busy.size === 0;
+  const isIdle = (): boolean => busy.size === 0 && onTimersOnly.size === 0;
+
+  const notify = (): void => {
+    if (waiters.length === 0) return;
+    const ready = waiters.filter((waiter) => waiter.ready());
+    if (ready.length === 0) return;
+    waiters = waiters.filter((waiter) => !ready.includes(waiter));
+    for (const waiter of ready) waiter.resolve();
+  };
+
+  /** Re-files the instance after any change of what it waits for. */
+  const refresh = (instance: Instance): void => {
+    const state = stateOf(instance);
+    if (state === 'episode' || state === 'activity') busy.add(instance);
+    else busy.delete(instance);
+    if (state === 'timer') onTimersOnly.add(instance);
+    else onTimersOnly.delete(instance);
+    notify();
+  };
+
+  const waitFor = (ready: () => boolean): Promise<void> => {
+    if (stopped) return Promise.reject(new Error('durable driver stopped'));
+    if (ready()) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => waiters.push({ ready, resolve, reject }));
+  };
+
+  const invocationContext = (functionName: string): InvocationContext =>
+    new InvocationContext({
+      functionName,
+      invocationId: randomUUID(),
+      logHandler: (level, ...args) => options.log?.(functionName, level, format(...args)),
+    });
+
+  // ---------------------------------------------------------------------------------------------
+  // Work: events in, timers and activities out
+  // ---------------------------------------------------------------------------------------------
+
+  const enqueue = (instance: Instance, event: HistoryEvent): void => {
+    instance.inbox.push(event);
+    pump(instance);
+    refresh(instance);
+  };
+
+  const startTimer = (instance: Instance, timerId: number, fireAt: number): void => {
+    const generation = instance.generation;
+    const cancel = clock.schedule(fireAt, instance.instanceId, () => {
+      instance.timers.delete(timerId);
+      if (generation === instance.generation && !isFinished(instance.runtimeStatus)) {
+        counters.timersFired++;
+        enqueue(instance, timerFired(clock.now(), timerId, fireAt));
+      } else {
+        refresh(instance);
+      }
+    });
+    instance.timers.set(timerId, cancel);
+  };
+
+  const cancelTimers = (
+    instance: Instance,
+    timerIds: Iterable<number> = [...instance.timers.keys()],
+  ): void => {
+    for (const timerId of timerIds) {
+      instance.timers.get(timerId)?.();
+      instance.timers.delete(timerId);
+    }
+  };
+
+  const outcomeEvent = (taskId: number, outcome: ActivityOutcome): HistoryEvent =>
+    outcome.ok
+      ? taskCompleted(clock.now(), taskId, outcome.resultJson)
+      : taskFailed(clock.now(), taskId, outcome);
+
+  const runActivity = (instance: Instance, taskId: number, name: string, input: unknown): void => {
+    const generation = instance.generation;
+    instance.activitiesInFlight++;
+    track(
+      activities.run(name, input, instance.instanceId).then((outcome) => {
+        instance.activitiesInFlight--;
+        if (generation === instance.generation && !isFinished(instance.runtimeStatus) && !stopped) {
+          enqueue(instance, outcomeEvent(taskId, outcome));
+        } else {
+          refresh(instance);
+        }
+      }),
+    );
+  };
+
+  const carryOut = (instance: Instance, effect: Effect): void => {
+    switch (effect.kind) {
+      case 'runActivity':
+        runActivity(instance, effect.taskId, effect.name, effect.input);
+        break;
+      case 'startTimer':
+        startTimer(instance, effect.timerId, effect.fireAt);
+        break;
+      case 'cancelTimer':
+        cancelTimers(instance, [effect.timerId]);
+        break;
+    }
+  };
+
+  // ---------------------------------------------------------------------------------------------
+  // Episodes
+  // ---------------------------------------------------------------------------------------------
+
+  const finish = (
+    instance: Instance,
+    status: 'Completed' | 'Failed',
+    output: unknown,
+    recorded: HistoryEvent[],
+    at: number,
+  ): void => {
+    instance.runtimeStatus = status;
+    instance.output = output;
+    instance.history.push(...copyEvents([...recorded, executionCompleted(at, status, toJson(output))], true));
+    instance.inbox = [];
+    cancelTimers(instance);
+  };
+
+  const fail = (instance: Instance, message: string, recorded: HistoryEvent[], at: number): void => {
+    // The extension's wording, which is also what the status shows on Azure.
+    finish(instance, 'Failed', `Orchestrator function '${instance.name}' failed: ${message}`, recorded, at);
+  };
+
+  /** continueAsNew: a fresh history with the new input; outcomes still in flight belong to the old run. */
+  const restart = (instance: Instance, input: unknown, at: number): void => {
+    instance.generation++;
+    cancelTimers(instance);
+    instance.inputJson = toJson(input);
+    instance.history = [];
+    instance.inbox = [executionStarted(at, instance.name, instance.inputJson)];
+    instance.book = newReplayBook();
+  };
+
+  const runEpisode = async (instance: Instance, event: HistoryEvent): Promise<void> => {
+    const at = clock.now();
+    const generation = instance.generation;
+    const opening = [orchestratorStarted(at), event];
+    const onEvent = decideOnEvent(instance.book, event, at);
+    const history = [...copyEvents(instance.history, true), ...copyEvents(opening, false)];
+    const result = await runOrchestrator(
+      instance.orchestrator,
+      triggerInput(instance, history),
+      invocationContext(instance.name),
+    );
+    if (generation !== instance.generation || stopped) return;
+    counters.episodes++;
+    instance.runtimeStatus = 'Running';
+    instance.lastUpdatedTime = at;
+    if (result.state?.customStatus) instance.customStatus = throughJson(result.state.customStatus.value);
+    const recorded = [...opening, ...onEvent.events];
+    if (result.outcome === 'failed') {
+      fail(instance, result.message, [...recorded, orchestratorCompleted(at)], at);
+      return;
+    }
+    const onActions = decideOnActions(instance.book, result.state.actions, at);
+    if ('error' in onActions) {
+      fail(instance, onActions.error, [...recorded, orchestratorCompleted(at)], at);
+      return;
+    }
+    recorded.push(...onActions.events, orchestratorCompleted(at));
+    if (result.state.isDone && onActions.continueAsNew) {
+      restart(instance, onActions.continueAsNew.input, at);
+    } else if (result.state.isDone) {
+      finish(instance, 'Completed', throughJson(result.state.output), recorded, at);
+    } else {
+      instance.history.push(...copyEvents(recorded, true));
+      for (const effect of [...onEvent.effects, ...onActions.effects]) carryOut(instance, effect);
+    }
+  };
+
+  /** Runs the instance's episodes one after the other, one new event each. */
+  function pump(instance: Instance): void {
+    if (!started || stopped || instance.episodeRunning || isFinished(instance.runtimeStatus)) return;
+    const event = instance.inbox.shift();
+    if (!event) return;
+    instance.episodeRunning = true;
+    track(
+      runEpisode(instance, event)
+        .catch((error: unknown) => {
+          const message = error instanceof Error ? error.message : String(error);
+          fail(instance, `embedded durable driver: ${message}`, [], clock.now());
+        })
+        .finally(() => {
+          instance.episodeRunning = false;
+          pump(instance);
+          refresh(instance);
+        }),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Client and control
+  // ---------------------------------------------------------------------------------------------
+
+  const client: OrchestrationClient = {
+    async startNew(name, instanceId, input) {
+      const orchestrator = orchestrators.get(name);
+      if (!orchestrator) {
+        throw new Error(`orchestration ${name} is not registered with the embedded durable driver`);
+      }
+      if (instances.has(instanceId)) return false;
+      const at = clock.now();
+      const inputJson = toJson(input);
+      const instance: Instance = {
+        instanceId,
+        name,
+        orchestrator,
+        inputJson,
+        runtimeStatus: 'Pending',
+        output: undefined,
+        customStatus: undefined,
+        createdTime: at,
+        lastUpdatedTime: at,
+        history: [],
+        inbox: [],
+        episodeRunning: false,
+        generation: 0,
+        book: newReplayBook(),
+        timers: new Map(),
+        activitiesInFlight: 0,
+      };
+      instances.set(instanceId, instance);
+      counters.instancesStarted++;
+      enqueue(instance, executionStarted(at, name, inputJson));
+      return true;
+    },
+    async getStatus(instanceId) {
+      const instance = instances.get(instanceId);
+      return instance && statusOf(instance);
+    },
+    async raiseEvent(instanceId, eventName, data) {
+      const instance = instances.get(instanceId);
+      // As the durable client: unknown instance → error (HTTP 404); finished one → ignored (HTTP 410).
+      if (!instance) throw new Error(`No instance with ID '${instanceId}' found.`);
+      if (isFinished(instance.runtimeStatus)) return;
+      enqueue(instance, eventRaised(clock.now(), eventName, data));
+    },
+  };
+
+  const instanceOf = (instanceId: string): Instance => {
+    const instance = instances.get(instanceId);
+    if (!instance) throw new Error(`No instance with ID '${instanceId}' found.`);
+    return instance;
+  };
+
+  return {
+    client,
+    start() {
+      if (stopped) throw new Error('durable driver stopped');
+      started = true;
+      for (const instance of instances.values()) pump(instance);
+    },
+    async stop() {
+      stopped = true;
+      clock.stop();
+      for (const instance of instances.values()) instance.timers.clear();
+      const pending = waiters;
+      waiters = [];
+      for (const waiter of pending) waiter.reject(new Error('durable driver stopped'));
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    now: () => clock.now(),
+    whenIdle: () => waitFor(isIdle),
+    async runUntilIdle() {
+      if (clock.mode === 'real') return waitFor(isIdle);
+      for (let step = 0; ; step++) {
+        await waitFor(isQuiet);
+        if (onTimersOnly.size === 0) return;
+        if (step >= MAX_TIMER_STEPS) {
+          throw new Error(`runUntilIdle: instances still wait for timers after ${step} firings`);
+        }
+        // Time order: the earliest timer overall is due no later than any an instance waits for alone.
+        if (!clock.fireNext()) return;
+      }
+    },
+    async advanceTime(ms) {
+      if (clock.mode !== 'virtual') throw new Error('advanceTime needs the virtual clock');
+      const target = clock.now() + ms;
+      for (let step = 0; step < MAX_TIMER_STEPS; step++) {
+        await waitFor(isQuiet);
+        const [next] = clock.pending();
+        if (!next || next.fireAt > target) break;
+        clock.fireNext();
+      }
+      clock.moveTo(target);
+      await waitFor(isQuiet);
+    },
+    instances: () =>
+      [...instances.values()].map((instance) => {
+        const state = stateOf(instance);
+        return {
+          instanceId: instance.instanceId,
+          name: instance.name,
+          runtimeStatus: instance.runtimeStatus,
+          waitingFor: state === 'finished' ? undefined : state,
+          activitiesInFlight: instance.activitiesInFlight,
+          pendingTimers: instance.timers.size,
+          historyLength: instance.history.length,
+        };
+      }),
+    history: (instanceId) => copyEvents(instanceOf(instanceId).history, true),
+    async replayOnly(instanceId) {
+      const instance = instanceOf(instanceId);
+      const history = copyEvents(instance.history, true);
+      const context = invocationContext(instance.name);
+      const result = await runOrchestrator(instance.orchestrator, triggerInput(instance, history), context);
+      const state = result.state;
+      return {
+        newActions: state ? Math.max(0, state.actions.leaves.length - instance.book.knownLeaves.length) : 0,
+        isDone: state?.isDone ?? false,
+        output: throughJson(state?.output),
+      };
+    },
+    stats: () => ({ ...counters, ...activities.stats() }),
+  };
+}

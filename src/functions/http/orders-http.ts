@@ -1,0 +1,41 @@
+/** `GET /api/orders/{orderId}`, `POST /api/orders/{orderId}/cancel`, `POST /api/orders/{orderId}/review`. */
+import type { InvocationContext } from '@azure/functions';
+import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';
+import type { HttpFunctionDefinition } from '../definition';
+import { jsonBody, respond } from './http-support';
+
+export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps): HttpFunctionDefinition[] {
+  return [
+    {
+      name: 'getOrder',
+      route: 'orders/{orderId}',
+      methods: ['GET'],
+      authLevel: 'function',
+      handler: async (request, context) => respond(await getOrder(deps(context), request.params.orderId)),
+    },
+    {
+      name: 'cancelOrder',
+      route: 'orders/{orderId}/cancel',
+      methods: ['POST'],
+      authLevel: 'function',
+      handler: async (request, context) => {
+        const result = await cancelOrder(deps(context), request.params.orderId);
+        context.log('cancel requested', { orderId: request.params.orderId, status: result.status });
+        return respond(result);
+      },
+    },
+    {
+      name: 'reviewOrder',
+      route: 'orders/{orderId}/review',
+      methods: ['POST'],
+      authLevel: 'function',
+      handler: async (request, context) => {
+        const body = await jsonBody(request);
+        if (!body.ok) return { status: 400, jsonBody: { error: 'body is not valid JSON' } };
+        const result = await reviewSaga(deps(context), request.params.orderId, body.value);
+        context.log('review submitted', { orderId: request.params.orderId, status: result.status });
+        return respond(result);
+      },
+    },
+  ];
+}

@@ -1,0 +1,94 @@
+/**
+ * The serial half of the convoy: de-batch one ledger message into `order-transactions`, one
+ * message per entry in its order's session, in batch order, packed into as few sends as allowed.
+ */
+import { describeProblems, parseLedgerMessage, type Entry } from '../../domain/entry';
+import { entryDigest, entryMessageId } from '../../domain/digest';
+import { park, type ParkRequest } from './parking';
+import { QUEUE } from '../queues';
+import type { DeliveredMessage, MessageSender, OutgoingMessage, Telemetry } from '../ports';
+
+export interface LedgerDeps {
+  sender: MessageSender;
+  telemetry: Telemetry;
+}
+
+export interface LedgerOutcome {
+  batchId: string;
+  forwarded: number;
+  parked: number;
+}
+
+/** The message an entry travels in (CONTRACTS 1.1). */
+export function entryMessage(entry: Entry, batchId: string, correlationId: string): OutgoingMessage {
+  return {
+    messageId: entryMessageId(entry.transactionId, entryDigest(entry)),
+    sessionId: entry.orderId,
+    body: entry,
+    correlationId,
+    subject: entry.type,
+    applicationProperties: {
+      transactionId: entry.transactionId,
+      sequence: entry.sequence,
+      final: entry.final === true,
+      batchId,
+    },
+  };
+}
+
+export async function forwardLedgerBatch(
+  deps: LedgerDeps,
+  message: DeliveredMessage,
+): Promise<LedgerOutcome> {
+  const correlationId = message.correlationId ?? message.messageId;
+  const parsed = parseLedgerMessage(message.body, message.messageId);
+  if (!parsed.ok) {
+    await park(deps, [
+      {
+        fromQueue: QUEUE.ledger,
+        messageId: message.messageId,
+        sessionId: message.sessionId,
+        body: message.body,
+        correlationId,
+        applicationProperties: message.applicationProperties,
+        transactionId: null,
+        reason: 'invalid',
+        description: describeProblems(parsed.problems),
+      },
+    ]);
+    return { batchId: message.messageId, forwarded: 0, parked: 1 };
+  }
+
+  const { batchId, entries } = parsed.value;
+  const forwards: OutgoingMessage[] = [];
+  const parks: ParkRequest[] = [];
+  for (const { index, raw, result } of entries) {
+    if (result.ok) {
+      forwards.push(entryMessage(result.value, batchId, correlationId));
+      continue;
+    }
+    const transactionId =
+      typeof raw === 'object' &&
+      raw !== null &&
+      typeof (raw as { transactionId?: unknown }).transactionId === 'string'
+        ? (raw as { transactionId: string }).transactionId
+        : null;
+    parks.push({
+      fromQueue: QUEUE.ledger,
+      // Deterministic, so a redelivered batch parks the same entry under the same id, once.
+      messageId: `${batchId}#${index}`,
+      sessionId: message.sessionId,
+      body: raw,
+      correlationId,
+      applicationProperties: { batchId, entryIndex: index },
+      transactionId,
+      reason: 'invalid',
+      description: describeProblems(result.problems),
+    });
+  }
+  // Forward first: should parking fail, the redelivery re-sends and duplicate detection drops repeats.
+  if (forwards.length > 0) await deps.sender.send(QUEUE.orderTransactions, forwards);
+  await park(deps, parks);
+  deps.telemetry.metric('ledger.entriesForwarded', forwards.length);
+  return { batchId, forwarded: forwards.length, parked: parks.length };
+}

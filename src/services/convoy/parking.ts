@@ -1,0 +1,68 @@
+/**
+ * Moving a message that can never succeed aside, so it neither burns retries nor stalls its session
+ * (DESIGN decision 2). The parked copy keeps body, messageId, correlation and application properties,
+ * and records where it came from so an operator can replay it into the same queue and session.
+ */
+import type { ParkReason } from '../../domain/order';
+import { PARK_PROPERTY, QUEUE } from '../queues';
+import type { ApplicationProperties, MessageSender, OutgoingMessage, Telemetry } from '../ports';
+
+export interface ParkRequest {
+  fromQueue: string;
+  messageId: string;
+  sessionId: string | undefined;
+  body: unknown;
+  correlationId?: string;
+  applicationProperties?: ApplicationProperties;
+  transactionId: string | null;
+  reason: ParkReason;
+  description: string;
+}
+
+export function parkedMessage(request: ParkRequest): OutgoingMessage {
+  const properties: ApplicationProperties = {
+    ...request.applicationProperties,
+    [PARK_PROPERTY.reason]: request.reason,
+    [PARK_PROPERTY.description]: request.description,
+    [PARK_PROPERTY.queue]: request.fromQueue,
+  };
+  if (request.sessionId !== undefined) properties[PARK_PROPERTY.sessionId] = request.sessionId;
+  if (request.transactionId !== null) properties[PARK_PROPERTY.transactionId] = request.transactionId;
+  return {
+    messageId: request.messageId,
+    body: request.body,
+    correlationId: request.correlationId,
+    subject: request.reason,
+    applicationProperties: properties,
+  };
+}
+
+/** Parks the messages in one send; the `parked` queue's duplicate detection absorbs a repeat. */
+export async function park(
+  deps: { sender: MessageSender; telemetry: Telemetry },
+  requests: readonly ParkRequest[],
+): Promise<void> {
+  if (requests.length === 0) return;
+  await deps.sender.send(QUEUE.parked, requests.map(parkedMessage));
+  for (const request of requests) {
+    // Metric dimensions stay few (each value is a series); the ids go on the event.
+    deps.telemetry.metric('messages.parked', 1, { reason: request.reason, queue: request.fromQueue });
+    deps.telemetry.event('MessageParked', {
+      reason: request.reason,
+      queue: request.fromQueue,
+      messageId: request.messageId,
+      sessionId: request.sessionId,
+      transactionId: request.transactionId,
+      correlationId: request.correlationId,
+      description: request.description,
+    });
+    if (request.reason === 'digest-mismatch') {
+      deps.telemetry.event('Alert.DigestMismatch', {
+        messageId: request.messageId,
+        sessionId: request.sessionId,
+        transactionId: request.transactionId,
+        description: request.description,
+      });
+    }
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The saga's activities as use cases. Each step and compensation runs through `runOperation`, which
+ * records it in the saga record before and after, skips it when the record says it completed, and
+ * turns business refusals into a returned failure: only transient errors are thrown, so the
+ * orchestration's retry policy never retries what cannot succeed.
+ */
+import { AppError, failureKindOf } from '../../domain/errors';
+import {
+  SAGA_STEPS,
+  StepFailedError,
+  fulfilmentInstanceId,
+  type CompensationName,
+  type SagaStatus,
+} from '../../domain/saga';
+import type { Downstream } from './ports';
+import type { DocumentContainer, FulfilmentInput, Telemetry } from '../ports';
+import { sagaRecordId, updateSagaRecord, type OperationName, type SagaRecord } from './saga-record';
+
+export interface SagaDeps {
+  orders: DocumentContainer;
+  downstream: Downstream;
+  telemetry: Telemetry;
+  now: () => number;
+}
+
+export type OperationOutcome = { ok: true; result: unknown } | { ok: false; code: string; message: string };
+
+export interface OperationInput {
+  order: FulfilmentInput;
+  /** For refundPayment after the point of no return: the total less the cancellation fee. */
+  refundAmount?: number;
+}
+
+function initialRecord(order: FulfilmentInput, now: string): SagaRecord {
+  return {
+    id: sagaRecordId(order.orderId),
+    orderId: order.orderId,
+    kind: 'saga',
+    instanceId: fulfilmentInstanceId(order.orderId),
+    status: 'running',
+    reason: null,
+    total: order.total,
+    steps: {},
+    transitions: [{ at: now, status: 'running', reason: null }],
+    alerts: 0,
+    cancel: null,
+  };
+}
+
+/** Changes the order's saga record, creating it on first use. */
+function changeRecord(
+  deps: SagaDeps,
+  order: FulfilmentInput,
+  change: (record: SagaRecord) => SagaRecord,
+): Promise<SagaRecord> {
+  return updateSagaRecord(
+    deps.orders,
+    order.orderId,
+    () => initialRecord(order, new Date(deps.now()).toISOString()),
+    change,
+  );
+}
+
+const COMPENSATION_OF = new Map<OperationName, CompensationName | null>(
+  SAGA_STEPS.map((step) => [step.name, step.compensation]),
+);
+
+async function perform(deps: SagaDeps, name: OperationName, input: OperationInput): Promise<unknown> {
+  const { order } = input;
+  const { inventory, payments, shipping, confirmations } = deps.downstream;
+  switch (name) {
+    case 'reserveInventory':
+      return inventory.reserve(order.orderId, order.lines);
+    case 'releaseInventory':
+      return inventory.release(order.orderId, order.lines);
+    case 'chargePayment':
+      return payments.charge(order.orderId, order.customerId, order.total, order.currency);
+    case 'refundPayment':
+      return payments.refund(order.orderId, input.refundAmount ?? order.total);
+    case 'createShipment':
+      try {
+        return await shipping.book(order.orderId, 'primary', order.lines);
+      } catch (error) {
+        // Forward recovery: a permanent refusal of the primary carrier is not the end of the step.
+        if (!(error instanceof StepFailedError)) throw error;
+        try {
+          return await shipping.book(order.orderId, 'alternate', order.lines);
+        } catch (alternate) {
+          if (!(alternate instanceof StepFailedError)) throw alternate;
+          throw new StepFailedError(
+            'createShipment',
+            'carriers-refused',
+            `${error.message}; ${alternate.message}`,
+          );
+        }
+      }
+    case 'cancelShipment':
+      return shipping.cancel(order.orderId);
+    case 'confirmOrder':
+      return confirmations.send(order.orderId, order.customerId, order.total, order.currency);
+  }
+}
+
+export async function runOperation(
+  deps: SagaDeps,
+  name: OperationName,
+  input: OperationInput,
+): Promise<OperationOutcome> {
+  const at = () => new Date(deps.now()).toISOString();
+  const isCompensation = !COMPENSATION_OF.has(name);
+  let previous: OperationOutcome | undefined;
+  await changeRecord(deps, input.order, (record) => {
+    const entry = record.steps[name];
+    if (entry?.status === 'completed') previous = { ok: true, result: entry.result };
+    // A step refused for good stays refused; a compensation is tried again whenever asked.
+    else if (entry?.status === 'failed' && !isCompensation) {
+      previous = { ok: false, code: entry.code ?? 'failed', message: entry.error ?? 'failed' };
+    }
+    if (previous !== undefined) return record;
+    return {
+      ...record,
+      steps: {
+        ...record.steps,
+        [name]: {
+          status: 'running',
+          attempts: (entry?.attempts ?? 0) + 1,
+          result: null,
+          error: null,
+          code: null,
+          compensation: COMPENSATION_OF.get(name) ?? null,
+          startedAt: at(),
+          endedAt: null,
+        },
+      },
+    };
+  });
+  if (previous !== undefined) return previous;
+
+  let outcome: OperationOutcome;
+  let thrown: unknown;
+  try {
+    outcome = { ok: true, result: await perform(deps, name, input) };
+  } catch (error) {
+    if (failureKindOf(error) === 'transient') thrown = error;
+    const message = error instanceof Error ? error.message : String(error);
+    const code = error instanceof AppError ? error.code : 'error';
+    outcome = { ok: false, code, message };
+  }
+  await changeRecord(deps, input.order, (record) => {
+    const entry = record.steps[name];
+    if (entry === undefined) return record;
+    const status = outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed';
+    return {
+      ...record,
+      steps: {
+        ...record.steps,
+        [name]: {
+          ...entry,
+          status,
+          result: outcome.ok ? outcome.result : null,
+          error: outcome.ok ? null : outcome.message,
+          code: outcome.ok ? null : outcome.code,
+          endedAt: at(),
+        },
+      },
+    };
+  });
+  deps.telemetry.metric(
+    `saga.operation.${outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed'}`,
+    1,
+    { operation: name },
+  );
+  if (thrown !== undefined) throw thrown;
+  return outcome;
+}
+
+export interface StatusChange {
+  order: FulfilmentInput;
+  instanceId: string;
+  status: SagaStatus;
+  reason: string | null;
+  /** Set when the saga finds a cancel past the point of no return: the fee it keeps. */
+  cancellationFee?: number;
+}
+
+/**
+ * Records a status change. Returns whether a client asked to cancel, so that an orchestration
+ * completing at the point of no return learns of a cancel that raced with its last step.
+ */
+export async function recordSagaStatus(
+  deps: SagaDeps,
+  change: StatusChange,
+): Promise<{ cancelRequested: boolean }> {
+  const at = new Date(deps.now()).toISOString();
+  const record = await changeRecord(deps, change.order, (current) =>
+    current.status === change.status &&
+    current.reason === change.reason &&
+    current.instanceId === change.instanceId
+      ? current
+      : {
+          ...current,
+          instanceId: change.instanceId,
+          status: change.status,
+          reason: change.reason,
+          transitions: [...current.transitions, { at, status: change.status, reason: change.reason }],
+        },
+  );
+  deps.telemetry.event(`Saga.${change.status}`, {
+    orderId: change.order.orderId,
+    instanceId: change.instanceId,
+    reason: change.reason,
+    correlationId: change.order.correlationId,
+  });
+  return { cancelRequested: record.cancel !== null };
+}
+
+export interface AlertInput {
+  order: FulfilmentInput;
+  instanceId: string;
+  failed: CompensationName[];
+  message: string;
+}
+
+/** A compensation keeps failing: a person must look. Log-worthy event, metric, and a count on the record. */
+export async function raiseSagaAlert(deps: SagaDeps, alert: AlertInput): Promise<void> {
+  const record = await changeRecord(deps, alert.order, (current) => ({
+    ...current,
+    alerts: current.alerts + 1,
+  }));
+  deps.telemetry.trace('error', `saga of order ${alert.order.orderId} needs attention: ${alert.message}`, {
+    orderId: alert.order.orderId,
+    instanceId: alert.instanceId,
+    correlationId: alert.order.correlationId,
+  });
+  deps.telemetry.event('Alert.SagaNeedsAttention', {
+    orderId: alert.order.orderId,
+    instanceId: alert.instanceId,
+    failed: alert.failed.join(','),
+    message: alert.message,
+    alerts: record.alerts,
+    correlationId: alert.order.correlationId,
+  });
+  deps.telemetry.metric('saga.alerts', 1);
+}

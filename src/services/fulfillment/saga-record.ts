@@ -1,0 +1,84 @@
+/**
+ * The saga record: one document in the order's partition (`saga:<orderId>`) holding every step and
+ * compensation with its status, attempts and result, and every status change. It is the audit trail
+ * an operator reads, and each step's entry doubles as its two-phase record: `running` means started
+ * and not known to be finished, and a later attempt that finds it so runs it again, never skips it.
+ */
+import { TransientError } from '../../domain/errors';
+import type { CompensationName, SagaStatus, StepName } from '../../domain/saga';
+import type { Document, DocumentContainer } from '../ports';
+
+export type OperationName = StepName | CompensationName;
+
+export interface OperationRecord {
+  status: 'running' | 'completed' | 'failed' | 'retrying';
+  attempts: number;
+  result: unknown;
+  error: string | null;
+  /** The failure's code (`out-of-stock`, ...), kept so a repeated call answers as the first did. */
+  code: string | null;
+  /** The compensation that undoes this step once it completed; null for compensations themselves. */
+  compensation: CompensationName | null;
+  startedAt: string;
+  endedAt: string | null;
+}
+
+export interface CancelRequest {
+  requestedAt: string;
+  /** Whether the order was already confirmed: then a fee is kept from the refund. */
+  afterPointOfNoReturn: boolean;
+  fee: number | null;
+  /** Whether the orchestration was told; a repeated cancel delivers it again until it was. */
+  delivered: boolean;
+}
+
+export interface SagaRecord extends Document {
+  orderId: string;
+  kind: 'saga';
+  /** The orchestration in charge now: `fulfil-<orderId>`, or `cancel-<orderId>` after confirmation. */
+  instanceId: string;
+  status: SagaStatus;
+  reason: string | null;
+  total: number;
+  steps: Partial<Record<OperationName, OperationRecord>>;
+  transitions: Array<{ at: string; status: SagaStatus; reason: string | null }>;
+  alerts: number;
+  cancel: CancelRequest | null;
+}
+
+export function sagaRecordId(orderId: string): string {
+  return `saga:${orderId}`;
+}
+
+const MAX_WRITE_ATTEMPTS = 10;
+
+export async function readSagaRecord(
+  orders: DocumentContainer,
+  orderId: string,
+): Promise<SagaRecord | undefined> {
+  return (await orders.read<SagaRecord>(orderId, sagaRecordId(orderId)))?.document;
+}
+
+/**
+ * Applies `change` to the record with optimistic concurrency, creating it from `initial` when absent.
+ * `change` may return the record unchanged (same object) to write nothing.
+ */
+export async function updateSagaRecord(
+  orders: DocumentContainer,
+  orderId: string,
+  initial: () => SagaRecord,
+  change: (record: SagaRecord) => SagaRecord,
+): Promise<SagaRecord> {
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const stored = await orders.read<SagaRecord>(orderId, sagaRecordId(orderId));
+    if (stored === undefined) {
+      const created = change(initial());
+      if ((await orders.create(created)).status === 201) return created;
+      continue;
+    }
+    const next = change(stored.document);
+    if (next === stored.document) return next;
+    if ((await orders.replace(next, { ifMatch: stored.etag })).status === 200) return next;
+  }
+  throw new TransientError('saga-record-contention', `saga record of ${orderId} kept changing`);
+}

@@ -1,0 +1,107 @@
+/**
+ * What an operator does with the messages the pipeline set aside (CONTRACTS 1): list and inspect
+ * parked and dead-lettered messages, replay one into its queue and session, and see each queue's
+ * backlog. Implemented on the embedded broker and on `@azure/service-bus`.
+ */
+import { QUEUE } from '../queues';
+import type { ApplicationProperties } from '../ports';
+
+/** The queues an operator may look into; each also has a dead-letter sub-queue. */
+export const OPERABLE_QUEUES = [QUEUE.ledger, QUEUE.orderTransactions, QUEUE.parked] as const;
+export type OperableQueue = (typeof OPERABLE_QUEUES)[number];
+
+export function isOperableQueue(name: string): name is OperableQueue {
+  return (OPERABLE_QUEUES as readonly string[]).includes(name);
+}
+
+/** A message held aside, parked or dead-lettered, with everything a replay needs. */
+export interface HeldMessage {
+  messageId: string;
+  sessionId: string | null;
+  body: unknown;
+  correlationId: string | null;
+  subject: string | null;
+  applicationProperties: ApplicationProperties;
+  /**
+   * The broker's identity of this very copy, as decimal text: Service Bus sequence numbers are
+   * 64-bit, past what a JS number holds exactly.
+   */
+  sequenceNumber: string;
+  /** When the broker accepted it, milliseconds since the epoch by the broker's clock. */
+  enqueuedTimeUtc: number;
+  deliveryCount: number;
+}
+
+/** Where a parked message came from and why, read from its PARK_PROPERTY application properties. */
+export interface ParkInfo {
+  reason: string;
+  description: string;
+  fromQueue: string | null;
+  fromSessionId: string | null;
+  transactionId: string | null;
+}
+
+export interface ParkedMessage extends HeldMessage {
+  kind: 'parked';
+  park: ParkInfo;
+}
+
+export interface DeadLetteredMessage extends HeldMessage {
+  kind: 'dead-lettered';
+  /** The queue whose dead-letter sub-queue holds it: the queue it died in. */
+  queue: OperableQueue;
+  deadLetterReason: string | null;
+  deadLetterDescription: string | null;
+}
+
+export interface Listing<T> {
+  messages: T[];
+  /** True when the listing stopped at its bound and more messages exist. */
+  truncated: boolean;
+}
+
+export interface SessionBacklog {
+  sessionId: string;
+  /** Messages waiting in the session, one in flight included. */
+  pending: number;
+}
+
+export interface QueueBacklog {
+  queue: OperableQueue;
+  activeMessages: number;
+  deadLetteredMessages: number;
+  /** Sessions with messages, most pending first; empty for a queue without sessions. */
+  sessions: SessionBacklog[];
+  /** True when the per-session counts stopped at a bound: they are then a lower bound. */
+  truncated: boolean;
+}
+
+export interface QueueInfo {
+  requiresSession: boolean;
+  /**
+   * How long the queue remembers a messageId to drop a second send of it without a word, or null
+   * when it does not detect duplicates. A replay inside that window would vanish.
+   */
+  duplicateDetectionWindowMs: number | null;
+}
+
+export type ReplayDelivery =
+  | { delivered: true; queue: OperableQueue; sessionId: string | null; messageId: string }
+  /** The copy is no longer where it was (replayed or removed meanwhile): nothing was sent. */
+  | { delivered: false };
+
+export interface MessageOperations {
+  listParked(): Promise<Listing<ParkedMessage>>;
+  listDeadLettered(queue: OperableQueue): Promise<Listing<DeadLetteredMessage>>;
+  findParked(messageId: string): Promise<ParkedMessage | undefined>;
+  findDeadLettered(queue: OperableQueue, messageId: string): Promise<DeadLetteredMessage | undefined>;
+  /**
+   * Sends `replayTargetOf(message)` and only then removes this copy (same sequence number) from
+   * `parked`; when the send fails the copy stays where it was and the error is thrown.
+   */
+  replayParked(message: ParkedMessage): Promise<ReplayDelivery>;
+  /** As `replayParked`, from the dead-letter sub-queue of `message.queue`. */
+  replayDeadLettered(message: DeadLetteredMessage): Promise<ReplayDelivery>;
+  backlog(queue: OperableQueue): Promise<QueueBacklog>;
+  queueInfo(queue: OperableQueue): Promise<QueueInfo>;
+}

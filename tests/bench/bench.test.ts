@@ -1,0 +1,110 @@
+/**
+ * Smoke test of `npm run bench` on a tiny workload: the result has its shape and the convoy is
+ * correct. Timing is not asserted: that is what the bench reports, not what a test can hold.
+ */
+import {
+  BenchUsageError,
+  formatBench,
+  parseBenchArgs,
+  runBench,
+  type BenchResult,
+} from '../../src/bench/bench';
+
+describe('bench', () => {
+  let result: BenchResult;
+
+  beforeAll(async () => {
+    result = await runBench({
+      orders: 20,
+      entriesPerOrder: 5,
+      batchSize: 10,
+      activeOrders: 8,
+      latencyMs: 0,
+      sessions: [1, 4],
+      competingCalls: 4,
+      zeroLatencySessions: 4,
+      warmupOrders: 0,
+    });
+  });
+
+  it('runs every design on the same workload', () => {
+    expect(result.workload).toMatchObject({ orders: 20, entries: 100, ledgerMessages: 10 });
+    expect(result.rows.map((row) => [row.design, row.concurrency])).toEqual([
+      ['one consumer', 1],
+      ['competing consumers', 4],
+      ['convoy', 1],
+      ['convoy', 4],
+      ['convoy', 4],
+    ]);
+    for (const row of result.rows) {
+      expect(row.messages).toBe(100);
+      expect(row.deliveries).toBeGreaterThanOrEqual(100);
+      expect(row.ordersChecked).toBe(20);
+      expect(row.messagesPerSecond).toBeGreaterThan(0);
+      expect(row.latencyMs99).toBeGreaterThanOrEqual(row.latencyMs50);
+      expect(row.efficiency).toBeNull();
+      expect(row.sendCalls.minimumPerLedgerMessage).toBe(1);
+      expect(row.cpuMicrosPerMessage).toBeGreaterThan(0);
+      expect(row.storeRoundTrips.storeCounter).toBe(row.storeRoundTrips.total);
+    }
+  });
+
+  it('finds the convoy correct: in order, each entry once, every order equal to the reference', () => {
+    for (const row of result.rows.filter((candidate) => candidate.design === 'convoy')) {
+      expect(row).toMatchObject({ orderingViolations: 0, doubleEffects: 0, ordersWrong: 0 });
+      expect(row.storeRoundTrips.perFirstDelivery).toBe(1);
+      expect(row.sendCalls.perLedgerDelivery).toBe(1);
+      expect(row.hostWarnings).toBe(0);
+    }
+  });
+
+  it('counts what the naive consumer does on every delivery: two round trips', () => {
+    for (const row of result.rows.filter((candidate) => candidate.design !== 'convoy')) {
+      expect(row.storeRoundTrips.perFirstDelivery).toBe(2);
+      expect(row.doubleEffects).toBe(row.deliveries - row.messages);
+    }
+  });
+
+  it('reports every target with PASS or FAIL, and prints them with the fault level', () => {
+    expect(result.targets.map((target) => target.target)).toEqual(
+      expect.arrayContaining([
+        'convoy: 0 ordering violations at every concurrency',
+        'convoy at zero latency: >= 5,000 messages/s (ledger in, order committed) on one core',
+      ]),
+    );
+    expect(result.targets.find((target) => target.target.includes('ordering'))?.pass).toBe(true);
+    const printed = formatBench(result);
+    expect(printed).toContain('duplicate=0.05');
+    expect(printed).toMatch(/^(PASS|FAIL) {2}convoy: 0 double effects/m);
+  });
+
+  it('waits out the simulated latency on the network clock: no store call ends early', async () => {
+    const timed = await runBench({
+      orders: 6,
+      entriesPerOrder: 3,
+      batchSize: 6,
+      activeOrders: 3,
+      latencyMs: 1,
+      sessions: [2],
+      zeroLatencySessions: 0,
+      naive: false,
+      warmupOrders: 0,
+    });
+    expect(timed.environment.clockLeadMs).toEqual(expect.any(Number));
+    expect(formatBench(timed)).toContain('network clock');
+    const [row] = timed.rows;
+    expect(row).toMatchObject({ messages: 18, orderingViolations: 0, doubleEffects: 0, ordersWrong: 0 });
+    expect(row.storeRoundTrips.meanMs).toBeGreaterThanOrEqual(1);
+    expect(row.efficiency).toEqual(expect.any(Number));
+  });
+
+  it('parses its flags and refuses bad ones', () => {
+    expect(
+      parseBenchArgs(['--latency-ms', '0.5', '--orders', '30', '--sessions', '2,8', '--json', 'out.json']),
+    ).toEqual({ options: { latencyMs: 0.5, orders: 30, sessions: [2, 8] }, json: 'out.json' });
+    expect(() => parseBenchArgs(['--entries', '1'])).toThrow(BenchUsageError);
+    expect(() => parseBenchArgs(['--bogus', '1'])).toThrow(BenchUsageError);
+    expect(parseBenchArgs(['--latency-clock', 'timer']).options).toEqual({ latencyClock: 'timer' });
+    expect(() => parseBenchArgs(['--latency-clock', 'sundial'])).toThrow(/network or timer/);
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * The bench's network clock: a wait never ends before it is due, waits end in the order they fall
+ * due whatever order they began in, and a closed clock lets the process go.
+ */
+import { performance } from 'node:perf_hooks';
+import { createNetworkClock, type NetworkClock } from '../../src/embedded/network-clock';
+
+describe('network clock', () => {
+  let clock: NetworkClock;
+
+  beforeAll(async () => {
+    clock = await createNetworkClock();
+  });
+
+  afterAll(async () => {
+    await clock.close();
+  });
+
+  it('calibrates how early its worker wakes', () => {
+    expect(clock.leadMs).toBeGreaterThanOrEqual(0);
+    expect(clock.leadMs).toBeLessThan(1);
+  });
+
+  it('never ends a wait before it is due', async () => {
+    const waits = Array.from({ length: 40 }, async (_, index) => {
+      const ms = 0.5 + (index % 4) * 0.5;
+      const started = performance.now();
+      await clock.wait(ms);
+      return performance.now() - started - ms;
+    });
+    const early = (await Promise.all(waits)).filter((late) => late < -0.001);
+    expect(early).toEqual([]);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('ends waits in the order they fall due, not the order they began', async () => {
+    const ended: number[] = [];
+    await Promise.all([6, 1, 4, 2, 5, 3].map((ms) => clock.wait(ms).then(() => ended.push(ms))));
+    expect(ended).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('ends a wait of zero at once', async () => {
+    await expect(clock.wait(0)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,151 @@
+/** Builders and runners shared by the end-to-end suites. */
+import { resolve } from 'node:path';
+import type { Entry } from '../../src/domain/entry';
+import { entryDigest, entryMessageId } from '../../src/domain/digest';
+import {
+  createEmbeddedApp,
+  type EmbeddedApp,
+  type EmbeddedAppOptions,
+  type LedgerInput,
+} from '../../src/embedded/app';
+import type { FunctionsHostStats } from '../../src/embedded/functions-host';
+import type { QueueStats } from '../../src/embedded/broker/broker';
+import type { Report } from '../../src/embedded/report';
+import type { TelemetryProperties } from '../../src/services/ports';
+
+export const SAMPLE_PATH = resolve(__dirname, '..', '..', 'samples', 'ledger.ndjson');
+
+export const quiet = (): void => {};
+
+/** Short locks so that a crashed delivery comes back soon; no log output. */
+export const FAST: EmbeddedAppOptions = { lockDurationMs: 30, log: quiet };
+
+export function created(orderId: string, transactionId: string, sequence = 1, final = false): Entry {
+  return {
+    transactionId,
+    orderId,
+    sequence,
+    type: 'OrderCreated',
+    ...(final ? { final: true as const } : {}),
+    data: { customerId: `C-${orderId}`, currency: 'EUR' },
+  };
+}
+
+export function added(
+  orderId: string,
+  transactionId: string,
+  sequence: number,
+  quantity = 1,
+  unitPrice = 100,
+  final = false,
+): Entry {
+  return {
+    transactionId,
+    orderId,
+    sequence,
+    type: 'TransactionAdded',
+    ...(final ? { final: true as const } : {}),
+    data: { sku: `SKU-${transactionId}`, quantity, unitPrice },
+  };
+}
+
+export function amended(
+  orderId: string,
+  transactionId: string,
+  sequence: number,
+  targetTransactionId: string,
+  quantity: number,
+  final = false,
+): Entry {
+  return {
+    transactionId,
+    orderId,
+    sequence,
+    type: 'TransactionAmended',
+    ...(final ? { final: true as const } : {}),
+    data: { targetTransactionId, quantity },
+  };
+}
+
+export function deleted(orderId: string, transactionId: string, sequence: number): Entry {
+  return { transactionId, orderId, sequence, type: 'OrderDeleted', data: { reason: 'changed mind' } };
+}
+
+/** The `messageId` an entry travels under on `order-transactions` (CONTRACTS 1.1). */
+export function messageIdOf(entry: Entry): string {
+  return entryMessageId(entry.transactionId, entryDigest(entry));
+}
+
+export function ledger(batchId: string, entries: readonly unknown[]): LedgerInput {
+  return { messageId: batchId, sessionId: 'main', body: { batchId, entries } };
+}
+
+/** The message the ledger processor would send for this entry, for sending it straight to the queue. */
+export function entryMessageFor(
+  entry: Entry,
+  sessionId: string = entry.orderId,
+  batchId = 'manual',
+): {
+  messageId: string;
+  sessionId: string;
+  body: Entry;
+  applicationProperties: Record<string, string | number | boolean>;
+} {
+  return {
+    messageId: messageIdOf(entry),
+    sessionId,
+    body: entry,
+    applicationProperties: {
+      transactionId: entry.transactionId,
+      sequence: entry.sequence,
+      final: entry.final === true,
+      batchId,
+    },
+  };
+}
+
+export interface RecordedMetric {
+  name: string;
+  value: number;
+  properties: TelemetryProperties;
+}
+
+/** Observes every metric the app records, in the order recorded, without changing what it records. */
+export function observeMetrics(app: EmbeddedApp): RecordedMetric[] {
+  const seen: RecordedMetric[] = [];
+  const record = app.telemetry.metric.bind(app.telemetry);
+  app.telemetry.metric = (name, value, properties = {}) => {
+    seen.push({ name, value, properties });
+    record(name, value, properties);
+  };
+  return seen;
+}
+
+export interface RunResult {
+  report: Report;
+  host: FunctionsHostStats;
+  broker: Record<string, QueueStats>;
+  buffered: number;
+  submitted: string[];
+}
+
+/** Runs the inputs through a fresh embedded app to the end and stops it. */
+export async function runToEnd(
+  inputs: readonly LedgerInput[],
+  options: EmbeddedAppOptions,
+): Promise<RunResult> {
+  const app = createEmbeddedApp(options);
+  try {
+    await app.sendLedger(inputs);
+    await app.drain();
+    return {
+      report: await app.report(),
+      host: app.host.stats(),
+      broker: app.broker.stats(),
+      buffered: app.telemetry.total('entries.buffered'),
+      submitted: [...app.submitted],
+    };
+  } finally {
+    await app.stop();
+  }
+}

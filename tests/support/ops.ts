@@ -1,0 +1,63 @@
+/**
+ * The embedded app with operations on its broker, and a clock the tests can move past the
+ * brokers' duplicate detection window (10 minutes embedded, as a replay must wait for it on Azure).
+ */
+import { createEmbeddedApp, type EmbeddedApp, type EmbeddedAppOptions } from '../../src/embedded/app';
+import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
+import type { MessageOperations, ParkedMessage } from '../../src/services/operations/ports';
+import type { ReplayDeps } from '../../src/services/operations/replay';
+import type { LedgerInput } from '../../src/embedded/app';
+
+export const quiet = (): void => {};
+
+/**
+ * Only `Date` is faked, moving with real time, so every timer and the host run as usual while a
+ * test jumps the clock. Install it before the app is created: the broker keeps the `Date.now` it saw.
+ */
+export function fakeDateOnly(): void {
+  jest.useFakeTimers({
+    advanceTimers: true,
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
+  });
+}
+
+/** Past the embedded duplicate detection window, well within the inbox markers' lifetime. */
+export function moveClockPastDuplicateWindow(): void {
+  jest.setSystemTime(Date.now() + 11 * 60_000);
+}
+
+export interface OpsWorld {
+  app: EmbeddedApp;
+  operations: MessageOperations;
+  deps: ReplayDeps;
+}
+
+export function opsWorld(options: EmbeddedAppOptions = {}): OpsWorld {
+  const app = createEmbeddedApp({ lockDurationMs: 50, log: quiet, ...options });
+  const operations = createEmbeddedOperations(app.broker);
+  return { app, operations, deps: { operations, orders: app.orders, now: () => Date.now() } };
+}
+
+export async function run(world: OpsWorld, inputs: readonly LedgerInput[]): Promise<void> {
+  await world.app.sendLedger(inputs);
+  await world.app.drain();
+}
+
+/** Parked messages as `messageId → reason`, to compare whole. */
+export async function parkedReasons(operations: MessageOperations): Promise<Record<string, string>> {
+  const listing = await operations.listParked();
+  return Object.fromEntries(
+    listing.messages.map((message: ParkedMessage) => [message.messageId, message.park.reason]),
+  );
+}

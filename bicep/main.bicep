@@ -77,7 +77,7 @@ param inboxMarkerTtlSeconds int = 1209600
 @description('Durable task hub: 3 to 45 letters and digits, starting with a letter.')
 @minLength(3)
 @maxLength(45)
-param durableTaskHubName string = 'orderfulfilment'
+param durableTaskHubName string = 'orderfulfillment'
 
 @description('Stock per sku of the built-in inventory, e.g. {"SKU-1": 100}.')
 param inventoryCatalog object = {}

@@ -135,7 +135,7 @@ resource sagaNeedsAttention 'Microsoft.Insights/scheduledQueryRules@2023-12-01' 
   kind: 'LogAlert'
   properties: {
     displayName: '${namePrefix}: saga needs attention'
-    description: 'A fulfilment saga could not compensate and waits for a person (review with retry or resolved).'
+    description: 'A fulfillment saga could not compensate and waits for a person (review with retry or resolved).'
     severity: 1
     enabled: true
     scopes: [

@@ -11,7 +11,7 @@ export interface RetrySettings {
   maxAttempts: number;
 }
 
-export interface FulfilmentSettings {
+export interface FulfillmentSettings {
   /** Stock per sku the built-in inventory starts from; a sku not listed has none. */
   catalog: Record<string, number>;
   /** The most one charge may be, in minor units. */
@@ -32,7 +32,7 @@ export interface Settings {
   inboxMarkerTtlSeconds: number;
   taskHubName: string;
   applicationInsightsConnectionString: string | undefined;
-  fulfilment: FulfilmentSettings;
+  fulfillment: FulfillmentSettings;
 }
 
 /** Names of the settings, as the Function App and local.settings.json spell them. */
@@ -57,7 +57,7 @@ export const SETTING = {
 export const DEFAULTS = {
   cosmosDatabase: 'orderpipeline',
   inboxMarkerTtlSeconds: 14 * 24 * 3600,
-  taskHubName: 'orderfulfilment',
+  taskHubName: 'orderfulfillment',
   creditLimit: 100_000,
   cancellationFeePercent: 10,
   retry: { firstIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000, maxAttempts: 5 },
@@ -147,8 +147,8 @@ export function parseCatalog(raw: string | undefined, name: string): Record<stri
   return catalog;
 }
 
-/** The fulfilment settings alone: the embedded run takes them from flags, Azure from app settings. */
-export function readFulfilmentSettings(env: Environment): FulfilmentSettings {
+/** The fulfillment settings alone: the embedded run takes them from flags, Azure from app settings. */
+export function readFulfillmentSettings(env: Environment): FulfillmentSettings {
   return {
     catalog: parseCatalog(optional(env, SETTING.catalog), SETTING.catalog),
     creditLimit: numberSetting(env, SETTING.creditLimit, DEFAULTS.creditLimit, { min: 0 }),
@@ -198,7 +198,7 @@ export function readSettings(env: Environment): Settings {
     }),
     taskHubName: optional(env, SETTING.taskHubName) ?? DEFAULTS.taskHubName,
     applicationInsightsConnectionString: optional(env, SETTING.applicationInsightsConnectionString),
-    fulfilment: readFulfilmentSettings(env),
+    fulfillment: readFulfillmentSettings(env),
   };
   if (!/^[A-Za-z][A-Za-z0-9]{2,44}$/.test(settings.taskHubName)) {
     throw new ConfigurationError(

@@ -416,7 +416,7 @@ async function runConvoy(
     storeWait,
     lockDurationMs: options.lockDurationMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
-    fulfilment: 'record-only',
+    fulfillment: 'record-only',
     instrument: {
       orders: (orders) => countingContainer(orders, recorder),
       telemetry: (telemetry) => observingTelemetry(telemetry, recorder),

@@ -73,6 +73,6 @@ export function operationKey(orderId: string, step: StepName | CompensationName)
   return `${orderId}:${step}`;
 }
 
-export function fulfilmentInstanceId(orderId: string): string {
-  return `fulfil-${orderId}`;
+export function fulfillmentInstanceId(orderId: string): string {
+  return `fulfill-${orderId}`;
 }

@@ -22,9 +22,9 @@ import { ledgerProcessor } from '../functions/ledger-processor';
 import { orderTransactions } from '../functions/order-transactions';
 import { createOrderCache } from '../services/convoy/order-cache';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, type OrderDocument } from '../services/order-documents';
-import { fulfilmentStarter } from '../services/fulfillment/starter';
+import { fulfillmentStarter } from '../services/fulfillment/starter';
 import { QUEUE } from '../services/queues';
-import type { DocumentContainer, FulfilmentStarter, MessageSender, Telemetry } from '../services/ports';
+import type { DocumentContainer, FulfillmentStarter, MessageSender, Telemetry } from '../services/ports';
 import type { Downstream } from '../services/fulfillment/ports';
 import { createDurableDriver, type ClockOption, type DurableDriver } from './durable/driver';
 import { createEmbeddedBroker, type EmbeddedBroker } from './broker/broker';
@@ -62,7 +62,7 @@ export interface EmbeddedAppOptions {
   /** Wraps the built-in downstream services, e.g. to make one fail in a test. */
   downstream?: (builtIn: Downstream) => Downstream;
   /** 'record-only' notes each submitted order in `submitted` and starts no saga: the bench times the convoy alone. */
-  fulfilment?: 'run' | 'record-only';
+  fulfillment?: 'run' | 'record-only';
   /** How long a session pump waits on an empty session before taking another (host.json `sessionIdleTimeout`). */
   sessionIdleTimeoutMs?: number;
   /** Wraps what the Service Bus functions write through and report to, e.g. so that the bench can observe them. */
@@ -82,7 +82,7 @@ export interface EmbeddedApp {
   host: FunctionsHost;
   telemetry: RecordedTelemetry;
   durable: DurableDriver;
-  /** Order ids whose fulfilment was requested, in request order (repeats included). */
+  /** Order ids whose fulfillment was requested, in request order (repeats included). */
   submitted: string[];
   /** Sends ledger messages as a producer would, one send per message. */
   sendLedger(messages: readonly LedgerInput[]): Promise<void>;
@@ -174,9 +174,9 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   durable.start();
 
   const submitted: string[] = [];
-  const starter = fulfilmentStarter(durable.client);
-  const startsSagas = (options.fulfilment ?? 'run') === 'run';
-  const fulfilment: FulfilmentStarter = {
+  const starter = fulfillmentStarter(durable.client);
+  const startsSagas = (options.fulfillment ?? 'run') === 'run';
+  const fulfillment: FulfillmentStarter = {
     async start(input) {
       submitted.push(input.orderId);
       if (startsSagas) await starter.start(input);
@@ -192,7 +192,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
         sender: broker,
         telemetry: functionTelemetry,
         cache,
-        fulfilment,
+        fulfillment,
         inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
       })),
     ],

@@ -15,7 +15,7 @@ import {
   type StepName,
 } from '../domain/saga';
 import type { RetrySettings } from '../adapters/settings';
-import type { FulfilmentInput } from '../services/ports';
+import type { FulfillmentInput } from '../services/ports';
 import {
   raiseSagaAlert,
   recordSagaStatus,
@@ -29,7 +29,7 @@ import {
 import {
   CANCEL_CONFIRMED_ORDER,
   CANCEL_EVENT,
-  FULFIL_ORDER,
+  FULFILL_ORDER,
   REVIEW_EVENT,
 } from '../services/fulfillment/starter';
 import type { ActivityDefinition, OrchestrationDefinition } from './definition';
@@ -54,7 +54,7 @@ export interface SagaOutcome {
 }
 
 export interface CancelConfirmedInput {
-  order: FulfilmentInput;
+  order: FulfillmentInput;
   completed: StepName[];
 }
 
@@ -86,7 +86,7 @@ class SagaFlow {
   constructor(
     private readonly context: OrchestrationContext,
     private readonly policy: SagaPolicy,
-    private readonly order: FulfilmentInput,
+    private readonly order: FulfillmentInput,
   ) {
     this.retry = retryOptions(policy.retry);
   }
@@ -195,7 +195,7 @@ class SagaFlow {
     return { status: 'cancelled', reason: finalReason };
   }
 
-  *fulfil(): Saga {
+  *fulfill(): Saga {
     const input: OperationInput = { order: this.order };
     yield* this.record('running', null);
     const cancel = this.context.df.waitForExternalEvent(CANCEL_EVENT);
@@ -242,7 +242,7 @@ class SagaFlow {
 
 export function fulfillOrderOrchestrator(policy: SagaPolicy): OrchestrationHandler {
   return function* (context: OrchestrationContext): Saga {
-    return yield* new SagaFlow(context, policy, context.df.getInput() as FulfilmentInput).fulfil();
+    return yield* new SagaFlow(context, policy, context.df.getInput() as FulfillmentInput).fulfill();
   };
 }
 
@@ -262,7 +262,7 @@ export function sagaDefinitions(
 ): { orchestrations: OrchestrationDefinition[]; activities: ActivityDefinition[] } {
   return {
     orchestrations: [
-      { name: FULFIL_ORDER, handler: fulfillOrderOrchestrator(policy) },
+      { name: FULFILL_ORDER, handler: fulfillOrderOrchestrator(policy) },
       { name: CANCEL_CONFIRMED_ORDER, handler: cancelConfirmedOrderOrchestrator(policy) },
     ],
     activities: [

@@ -17,7 +17,7 @@ import {
 import { createServiceBusSender } from '../adapters/azure/service-bus-sender';
 import { createApplicationInsightsTelemetry } from '../adapters/telemetry';
 import { durableClientInput, durableOrchestrationClient } from '../adapters/azure/durable-client';
-import { fulfilmentStarter } from '../services/fulfillment/starter';
+import { fulfillmentStarter } from '../services/fulfillment/starter';
 import { createOrderCache } from '../services/convoy/order-cache';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../services/order-documents';
 import { ledgerProcessor } from './ledger-processor';
@@ -47,7 +47,7 @@ for (const definition of [
     sender,
     telemetry,
     cache,
-    fulfilment: fulfilmentStarter(durableOrchestrationClient(context)),
+    fulfillment: fulfillmentStarter(durableOrchestrationClient(context)),
     inboxMarkerTtlSeconds: settings.inboxMarkerTtlSeconds,
   })),
 ]) {
@@ -66,13 +66,13 @@ const saga = sagaDefinitions(
     downstream: createBuiltInDownstream({
       inventory: createCosmosContainer(database.container(INVENTORY_CONTAINER), INVENTORY_PARTITION_KEY_PATH),
       records: createCosmosContainer(database.container(DOWNSTREAM_CONTAINER), DOWNSTREAM_PARTITION_KEY_PATH),
-      catalog: settings.fulfilment.catalog,
-      creditLimit: settings.fulfilment.creditLimit,
+      catalog: settings.fulfillment.catalog,
+      creditLimit: settings.fulfillment.creditLimit,
     }),
     telemetry,
     now: Date.now,
   },
-  settings.fulfilment,
+  settings.fulfillment,
 );
 for (const orchestration of saga.orchestrations)
   df.app.orchestration(orchestration.name, orchestration.handler);
@@ -81,7 +81,7 @@ for (const activity of saga.activities) df.app.activity(activity.name, { handler
 for (const definition of ordersHttp((context) => ({
   orders,
   orchestrations: durableOrchestrationClient(context),
-  cancellationFeePercent: settings.fulfilment.cancellationFeePercent,
+  cancellationFeePercent: settings.fulfillment.cancellationFeePercent,
   now: Date.now,
 }))) {
   app.http(definition.name, {

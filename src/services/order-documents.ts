@@ -1,6 +1,6 @@
 /** The documents of one order's partition (`/orderId`) in the `orders` container. */
 import type { OrderState } from '../domain/order';
-import type { Document, FulfilmentInput } from './ports';
+import type { Document, FulfillmentInput } from './ports';
 import type { ParkRequest } from './convoy/parking';
 
 export const ORDERS_CONTAINER = 'orders';
@@ -14,7 +14,7 @@ export const ORDERS_PARTITION_KEY_PATH = '/orderId';
 export interface Outbox {
   messageId: string;
   parks: ParkRequest[];
-  startFulfilment: FulfilmentInput | null;
+  startFulfillment: FulfillmentInput | null;
 }
 
 export interface OrderDocument extends Document, OrderState {
@@ -38,7 +38,7 @@ export function inboxMarkerId(consumer: string, messageId: string): string {
   return `inbox:${consumer}:${messageId}`;
 }
 
-export function fulfilmentInputOf(state: OrderState, correlationId: string | null): FulfilmentInput {
+export function fulfillmentInputOf(state: OrderState, correlationId: string | null): FulfillmentInput {
   return {
     orderId: state.orderId,
     customerId: state.customerId ?? '',

@@ -114,7 +114,7 @@ export interface DeliveredMessage {
 // Fulfillment and telemetry
 // ---------------------------------------------------------------------------------------------
 
-export interface FulfilmentInput {
+export interface FulfillmentInput {
   orderId: string;
   customerId: string;
   currency: string;
@@ -123,9 +123,9 @@ export interface FulfilmentInput {
   correlationId: string | null;
 }
 
-export interface FulfilmentStarter {
-  /** Starts `fulfillOrder` with instance id `fulfil-<orderId>`; starting it again is a no-op. */
-  start(input: FulfilmentInput): Promise<void>;
+export interface FulfillmentStarter {
+  /** Starts `fulfillOrder` with instance id `fulfill-<orderId>`; starting it again is a no-op. */
+  start(input: FulfillmentInput): Promise<void>;
 }
 
 export type TelemetryProperties = Record<string, string | number | boolean | null | undefined>;

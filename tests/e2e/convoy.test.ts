@@ -28,8 +28,8 @@ import {
 import type {
   Document,
   DocumentContainer,
-  FulfilmentInput,
-  FulfilmentStarter,
+  FulfillmentInput,
+  FulfillmentStarter,
   MessageSender,
   OutgoingMessage,
 } from '../../src/services/ports';
@@ -150,7 +150,7 @@ describe('idempotent consumer: two consumers racing on copies of one message', (
   }
 
   let orders: DocumentContainer;
-  let started: FulfilmentInput[];
+  let started: FulfillmentInput[];
   let sent: OutgoingMessage[];
 
   beforeEach(() => {
@@ -169,7 +169,7 @@ describe('idempotent consumer: two consumers racing on copies of one message', (
         sent.push(...messages);
       },
     };
-    const fulfilment: FulfilmentStarter = {
+    const fulfillment: FulfillmentStarter = {
       async start(input) {
         started.push(input);
       },
@@ -180,7 +180,7 @@ describe('idempotent consumer: two consumers racing on copies of one message', (
       sender,
       telemetry,
       cache,
-      fulfilment,
+      fulfillment,
       inboxMarkerTtlSeconds: 3600,
     }));
     const outcomes: string[] = [];
@@ -609,13 +609,13 @@ describe('transient failures in the real pipeline', () => {
   });
 
   /**
-   * The pieces `createEmbeddedApp` puts together, with the consumer's store, sender and fulfilment
+   * The pieces `createEmbeddedApp` puts together, with the consumer's store, sender and fulfillment
    * replaced where a test says so.
    */
   function startPipeline(replace: {
     orders?: (orders: DocumentContainer) => DocumentContainer;
     sender?: (broker: EmbeddedBroker) => MessageSender;
-    fulfilment?: (fulfilment: FulfilmentStarter) => FulfilmentStarter;
+    fulfillment?: (fulfillment: FulfillmentStarter) => FulfillmentStarter;
   }): void {
     broker = createEmbeddedBroker();
     const queueOptions = {
@@ -630,7 +630,7 @@ describe('transient failures in the real pipeline', () => {
       defaultTtlSeconds: -1,
     });
     submitted = [];
-    const recording: FulfilmentStarter = {
+    const recording: FulfillmentStarter = {
       async start(input) {
         submitted.push(input.orderId);
       },
@@ -639,7 +639,7 @@ describe('transient failures in the real pipeline', () => {
     const cache = createOrderCache();
     const consumerOrders = replace.orders?.(orders) ?? orders;
     const consumerSender = replace.sender?.(broker) ?? broker;
-    const fulfilment = replace.fulfilment?.(recording) ?? recording;
+    const fulfillment = replace.fulfillment?.(recording) ?? recording;
     host = createFunctionsHost({
       broker,
       functions: [
@@ -649,7 +649,7 @@ describe('transient failures in the real pipeline', () => {
           sender: consumerSender,
           telemetry,
           cache,
-          fulfilment,
+          fulfillment,
           inboxMarkerTtlSeconds: 3600,
         })),
       ],
@@ -727,7 +727,7 @@ describe('transient failures in the real pipeline', () => {
           await target.send(queue, messages);
         },
       }),
-      fulfilment: (recording) => ({
+      fulfillment: (recording) => ({
         async start(input) {
           if (startFailures-- > 0) throw new TransientError('start-failed', 'the task hub is busy');
           await recording.start(input);

@@ -4,7 +4,7 @@
  * downstream services on the embedded store.
  */
 import { TransientError } from '../../src/domain/errors';
-import { fulfilmentInstanceId } from '../../src/domain/saga';
+import { fulfillmentInstanceId } from '../../src/domain/saga';
 import {
   createEmbeddedApp,
   type EmbeddedApp,
@@ -225,7 +225,7 @@ describe('fulfillOrder: the happy path and each step failing for good', () => {
 
   it('replaying any finished orchestration over its own history issues no new actions', async () => {
     for (const orderId of ['O-OK', 'O-NOSKU', 'O-NOSTOCK', 'O-CREDIT', 'O-ALT', 'O-SHIP']) {
-      const replay = await app.durable.replayOnly(fulfilmentInstanceId(orderId));
+      const replay = await app.durable.replayOnly(fulfillmentInstanceId(orderId));
       expect({ orderId, newActions: replay.newActions, isDone: replay.isDone }).toEqual({
         orderId,
         newActions: 0,

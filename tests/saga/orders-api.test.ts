@@ -4,7 +4,7 @@ import { TransientError } from '../../src/domain/errors';
 import type { OrderStatus } from '../../src/domain/order';
 import { STEPS, type SagaStatus } from '../../src/domain/saga';
 import { ordersHttp } from '../../src/functions/http/orders-http';
-import { fulfilmentInputOf } from '../../src/services/order-documents';
+import { fulfillmentInputOf } from '../../src/services/order-documents';
 import {
   cancelOrder,
   getOrder,
@@ -81,13 +81,13 @@ async function runSaga(
   steps: readonly (typeof STEPS)[number][],
   status: SagaStatus,
   reason: string | null = null,
-  instanceId = `fulfil-${orderId}`,
+  instanceId = `fulfill-${orderId}`,
 ): Promise<void> {
   const stored = await h.w.orders.read<ReturnType<typeof orderDocument>>(orderId, orderId);
   if (stored === undefined) throw new Error(`no order ${orderId}`);
-  const order = fulfilmentInputOf(stored.document, stored.document.correlationId);
+  const order = fulfillmentInputOf(stored.document, stored.document.correlationId);
   const deps = sagaDeps(h.w);
-  await recordSagaStatus(deps, { order, instanceId: `fulfil-${orderId}`, status: 'running', reason: null });
+  await recordSagaStatus(deps, { order, instanceId: `fulfill-${orderId}`, status: 'running', reason: null });
   for (const step of steps) expect((await runOperation(deps, step, { order })).ok).toBe(true);
   await recordSagaStatus(deps, { order, instanceId, status, reason });
 }
@@ -128,7 +128,7 @@ describe('getOrder', () => {
     expect(result.body.saga).toMatchObject({
       status: 'running',
       reason: null,
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       alerts: 0,
       cancel: null,
       steps: {
@@ -183,7 +183,7 @@ describe('cancelOrder', () => {
       fee: null,
     });
     expect(h.orchestrations.events).toEqual([
-      { instanceId: 'fulfil-O-1', eventName: 'cancel', data: { requestedAt: NOW_ISO } },
+      { instanceId: 'fulfill-O-1', eventName: 'cancel', data: { requestedAt: NOW_ISO } },
     ]);
     expect(h.orchestrations.started).toEqual([]);
   });
@@ -208,7 +208,7 @@ describe('cancelOrder', () => {
         name: 'cancelConfirmedOrder',
         instanceId: 'cancel-O-1',
         input: {
-          order: stored && fulfilmentInputOf(stored.document, 'corr-O-1'),
+          order: stored && fulfillmentInputOf(stored.document, 'corr-O-1'),
           completed: ['reserveInventory', 'chargePayment', 'createShipment', 'confirmOrder'],
         },
         started: true,
@@ -241,7 +241,7 @@ describe('cancelOrder', () => {
     });
     // The running orchestration learns of it and keeps the fee itself: no second orchestration.
     expect(h.orchestrations.events).toEqual([
-      { instanceId: 'fulfil-O-1', eventName: 'cancel', data: { requestedAt: NOW_ISO } },
+      { instanceId: 'fulfill-O-1', eventName: 'cancel', data: { requestedAt: NOW_ISO } },
     ]);
     expect(h.orchestrations.started).toEqual([]);
   });
@@ -302,7 +302,7 @@ describe('cancelOrder', () => {
 
     expect(retry.status).toBeLessThan(300);
     expect(h.orchestrations.events).toEqual([
-      { instanceId: 'fulfil-O-1', eventName: 'cancel', data: expect.objectContaining({}) },
+      { instanceId: 'fulfill-O-1', eventName: 'cancel', data: expect.objectContaining({}) },
     ]);
   });
 
@@ -392,7 +392,7 @@ describe('reviewSaga', () => {
     expect(result.status).toBe(202);
     expect(h.orchestrations.events).toEqual([
       {
-        instanceId: 'fulfil-O-1',
+        instanceId: 'fulfill-O-1',
         eventName: 'review',
         data: { action: 'resolved', note: 'released by hand' },
       },
@@ -533,7 +533,7 @@ describe('orders HTTP functions', () => {
     expect(accepted.status).toBe(202);
     expect(accepted.jsonBody).toMatchObject({ orderId: 'O-1' });
     expect(h.orchestrations.events).toEqual([
-      { instanceId: 'fulfil-O-1', eventName: 'review', data: { action: 'retry', note: 'bank is back' } },
+      { instanceId: 'fulfill-O-1', eventName: 'review', data: { action: 'retry', note: 'bank is back' } },
     ]);
   });
 });

@@ -1,8 +1,8 @@
 /** The saga's activities (src/services/saga-activities.ts): the saga record as two-phase log and audit trail. */
 import { PermanentError, TransientError } from '../../src/domain/errors';
-import { fulfilmentInstanceId } from '../../src/domain/saga';
+import { fulfillmentInstanceId } from '../../src/domain/saga';
 import type { Downstream } from '../../src/services/fulfillment/ports';
-import type { FulfilmentInput } from '../../src/services/ports';
+import type { FulfillmentInput } from '../../src/services/ports';
 import {
   raiseSagaAlert,
   recordSagaStatus,
@@ -14,7 +14,7 @@ import {
   CATALOG,
   NOW_ISO,
   counting,
-  fulfilmentInput,
+  fulfillmentInput,
   line,
   recordsOfKind,
   sagaDeps,
@@ -43,7 +43,7 @@ function failOn(
 describe('runOperation', () => {
   it('records the step in saga:<orderId> in the orders container with its status, attempts and result', async () => {
     const w = world();
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2), line('SKU-B', 1)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2), line('SKU-B', 1)]);
 
     const outcome = await runOperation(sagaDeps(w), 'reserveInventory', { order });
 
@@ -55,7 +55,7 @@ describe('runOperation', () => {
       id: 'saga:O-1',
       orderId: 'O-1',
       kind: 'saga',
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       total: order.total,
       cancel: null,
       alerts: 0,
@@ -76,7 +76,7 @@ describe('runOperation', () => {
   it('records each step with the compensation that undoes it, and none for confirmOrder or a compensation', async () => {
     const w = world();
     const deps = sagaDeps(w);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
     for (const step of ['reserveInventory', 'chargePayment', 'createShipment', 'confirmOrder'] as const) {
       expect((await runOperation(deps, step, { order })).ok).toBe(true);
     }
@@ -105,7 +105,7 @@ describe('runOperation', () => {
         },
       },
     };
-    const order = fulfilmentInput('O-1', [line('SKU-A', 1)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 1)]);
 
     await runOperation(sagaDeps(w, downstream), 'reserveInventory', { order });
 
@@ -127,7 +127,7 @@ describe('runOperation', () => {
     const w = world();
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
 
     const first = await runOperation(deps, 'chargePayment', { order });
     const second = await runOperation(deps, 'chargePayment', { order });
@@ -144,7 +144,7 @@ describe('runOperation', () => {
     const w = world();
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 1), line('NO-SUCH-SKU', 1)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 1), line('NO-SUCH-SKU', 1)]);
 
     const first: OperationOutcome = await runOperation(deps, 'reserveInventory', { order });
     expect(first).toEqual({
@@ -170,7 +170,7 @@ describe('runOperation', () => {
 
   it('fails chargePayment for good over the credit limit', async () => {
     const w = world({ creditLimit: 100 });
-    const order = fulfilmentInput('O-1', [line('SKU-A', 3, 50)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 3, 50)]);
     const outcome = await runOperation(sagaDeps(w), 'chargePayment', { order });
     expect(outcome).toMatchObject({ ok: false, code: 'over-credit-limit' });
     expect((await sagaRecord(w, 'O-1')).steps.chargePayment?.status).toBe('failed');
@@ -188,7 +188,7 @@ describe('runOperation', () => {
       ),
     );
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
 
     await expect(runOperation(deps, 'reserveInventory', { order })).rejects.toBeInstanceOf(TransientError);
     expect((await sagaRecord(w, 'O-1')).steps.reserveInventory).toMatchObject({
@@ -218,7 +218,7 @@ describe('runOperation', () => {
       w.downstream,
       failOn('shipping.book', [1], () => new Error('socket hang up')),
     );
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
 
     await expect(runOperation(sagaDeps(w, wrapped.downstream), 'createShipment', { order })).rejects.toThrow(
       'socket hang up',
@@ -230,14 +230,14 @@ describe('runOperation', () => {
 
   it('resumes a step a crash left running: it is performed again, not skipped', async () => {
     const w = world();
-    const order = fulfilmentInput('O-1', [line('SKU-B', 4)]);
+    const order = fulfillmentInput('O-1', [line('SKU-B', 4)]);
     // The crash came after the downstream effect and before the record said so.
     await w.downstream.inventory.reserve('O-1', order.lines);
     const crashed: SagaRecord = {
       id: sagaRecordId('O-1'),
       orderId: 'O-1',
       kind: 'saga',
-      instanceId: fulfilmentInstanceId('O-1'),
+      instanceId: fulfillmentInstanceId('O-1'),
       status: 'running',
       reason: null,
       total: order.total,
@@ -281,7 +281,7 @@ describe('runOperation', () => {
       failOn('payments.refund', [1], () => new PermanentError('refund-refused', 'the bank said no')),
     );
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2, 50)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2, 50)]);
     await runOperation(deps, 'chargePayment', { order });
 
     const first = await runOperation(deps, 'refundPayment', { order });
@@ -308,7 +308,7 @@ describe('runOperation', () => {
     const w = world();
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 5, 50)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 5, 50)]);
     await runOperation(deps, 'chargePayment', { order });
 
     await expect(runOperation(deps, 'refundPayment', { order, refundAmount: 225 })).resolves.toEqual({
@@ -323,7 +323,7 @@ describe('runOperation', () => {
     const w = world({ latencyMs: 1 });
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2, 50)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2, 50)]);
     await runOperation(deps, 'reserveInventory', { order });
     await runOperation(deps, 'chargePayment', { order });
 
@@ -352,7 +352,7 @@ describe('runOperation', () => {
   it('recovers createShipment forward with the alternate carrier when the primary refuses', async () => {
     const w = world({ carrierCapacity: { primary: 5, alternate: 10 } });
     const wrapped = counting(w.downstream);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 4), line('SKU-B', 3)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 4), line('SKU-B', 3)]);
 
     const outcome = await runOperation(sagaDeps(w, wrapped.downstream), 'createShipment', { order });
 
@@ -368,7 +368,7 @@ describe('runOperation', () => {
 
   it('fails createShipment for good with carriers-refused when both carriers refuse', async () => {
     const w = world({ carrierCapacity: { primary: 5, alternate: 10 } });
-    const order = fulfilmentInput('O-1', [line('SKU-A', 11)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 11)]);
 
     const outcome = await runOperation(sagaDeps(w), 'createShipment', { order });
 
@@ -382,31 +382,31 @@ describe('runOperation', () => {
 });
 
 describe('recordSagaStatus', () => {
-  const order: FulfilmentInput = fulfilmentInput('O-1', [line('SKU-A', 2)]);
+  const order: FulfillmentInput = fulfillmentInput('O-1', [line('SKU-A', 2)]);
 
   it('appends each status change to the transitions and emits Saga.<status>', async () => {
     const w = world();
     const deps = sagaDeps(w);
 
     await expect(
-      recordSagaStatus(deps, { order, instanceId: 'fulfil-O-1', status: 'running', reason: null }),
+      recordSagaStatus(deps, { order, instanceId: 'fulfill-O-1', status: 'running', reason: null }),
     ).resolves.toEqual({ cancelRequested: false });
     await recordSagaStatus(deps, {
       order,
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       status: 'compensating',
       reason: 'chargePayment failed: over the limit',
     });
     // Run again (an activity may be): nothing more is appended.
     await recordSagaStatus(deps, {
       order,
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       status: 'compensating',
       reason: 'chargePayment failed: over the limit',
     });
     await recordSagaStatus(deps, {
       order,
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       status: 'compensated',
       reason: 'chargePayment failed: over the limit',
     });
@@ -425,7 +425,7 @@ describe('recordSagaStatus', () => {
     expect([...new Set(names)]).toEqual(['Saga.running', 'Saga.compensating', 'Saga.compensated']);
     expect(w.telemetry.events[names.lastIndexOf('Saga.compensated')].properties).toMatchObject({
       orderId: 'O-1',
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       reason: 'chargePayment failed: over the limit',
       correlationId: 'corr-O-1',
     });
@@ -434,7 +434,7 @@ describe('recordSagaStatus', () => {
   it('records the instance now in charge', async () => {
     const w = world();
     const deps = sagaDeps(w);
-    await recordSagaStatus(deps, { order, instanceId: 'fulfil-O-1', status: 'completed', reason: null });
+    await recordSagaStatus(deps, { order, instanceId: 'fulfill-O-1', status: 'completed', reason: null });
     await recordSagaStatus(deps, { order, instanceId: 'cancel-O-1', status: 'compensating', reason: 'fee' });
     const record = await sagaRecord(w, 'O-1');
     expect(record.instanceId).toBe('cancel-O-1');
@@ -444,7 +444,7 @@ describe('recordSagaStatus', () => {
   it('returns cancelRequested true when the record holds a cancel request', async () => {
     const w = world();
     const deps = sagaDeps(w);
-    await recordSagaStatus(deps, { order, instanceId: 'fulfil-O-1', status: 'running', reason: null });
+    await recordSagaStatus(deps, { order, instanceId: 'fulfill-O-1', status: 'running', reason: null });
     const stored = await w.orders.read<SagaRecord>('O-1', sagaRecordId('O-1'));
     if (stored === undefined) throw new Error('no record');
     const replaced = await w.orders.replace(
@@ -457,7 +457,7 @@ describe('recordSagaStatus', () => {
     expect(replaced.status).toBe(200);
 
     await expect(
-      recordSagaStatus(deps, { order, instanceId: 'fulfil-O-1', status: 'completed', reason: null }),
+      recordSagaStatus(deps, { order, instanceId: 'fulfill-O-1', status: 'completed', reason: null }),
     ).resolves.toEqual({ cancelRequested: true });
     expect((await readSagaRecord(w.orders, 'O-1'))?.cancel).toEqual({
       requestedAt: NOW_ISO,
@@ -471,17 +471,17 @@ describe('raiseSagaAlert', () => {
   it('counts alerts on the record, emits Alert.SagaNeedsAttention and the saga.alerts metric', async () => {
     const w = world();
     const deps = sagaDeps(w);
-    const order = fulfilmentInput('O-1', [line('SKU-A', 2)]);
+    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
     await recordSagaStatus(deps, {
       order,
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       status: 'needs-attention',
       reason: 'refund failed',
     });
 
     const alert = {
       order,
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       failed: ['refundPayment' as const, 'releaseInventory' as const],
       message: 'refund failed',
     };
@@ -493,7 +493,7 @@ describe('raiseSagaAlert', () => {
     expect(alerts).toHaveLength(2);
     expect(alerts[1].properties).toMatchObject({
       orderId: 'O-1',
-      instanceId: 'fulfil-O-1',
+      instanceId: 'fulfill-O-1',
       failed: 'refundPayment,releaseInventory',
       message: 'refund failed',
       alerts: 2,

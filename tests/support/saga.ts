@@ -15,7 +15,7 @@ import {
   ORDERS_PARTITION_KEY_PATH,
   type OrderDocument,
 } from '../../src/services/order-documents';
-import type { Document, DocumentContainer, FulfilmentInput } from '../../src/services/ports';
+import type { Document, DocumentContainer, FulfillmentInput } from '../../src/services/ports';
 import type { SagaDeps } from '../../src/services/fulfillment/saga-activities';
 
 export const NOW = Date.parse('2024-05-01T12:00:00.000Z');
@@ -74,7 +74,7 @@ export function line(sku: string, quantity: number, unitPrice = 10): OrderLineIn
   return { transactionId: `T-${transactionCounter}`, sku, quantity, unitPrice };
 }
 
-export function fulfilmentInput(orderId: string, lines: OrderLineInput[]): FulfilmentInput {
+export function fulfillmentInput(orderId: string, lines: OrderLineInput[]): FulfillmentInput {
   return {
     orderId,
     customerId: 'C-1',

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { failureKindOf, isPermanent, PermanentError, TransientError } from '../../src/domain/errors';
 import {
   compensationsFor,
-  fulfilmentInstanceId,
+  fulfillmentInstanceId,
   isPastPointOfNoReturn,
   operationKey,
   refundAfterCancellationFee,
@@ -150,7 +150,7 @@ describe('refundAfterCancellationFee', () => {
   });
 });
 
-describe('operationKey and fulfilmentInstanceId', () => {
+describe('operationKey and fulfillmentInstanceId', () => {
   it('keys an operation by order and step', () => {
     expect(operationKey('O-17', 'chargePayment')).toBe('O-17:chargePayment');
     expect(operationKey('O-17', 'refundPayment')).toBe('O-17:refundPayment');
@@ -163,7 +163,7 @@ describe('operationKey and fulfilmentInstanceId', () => {
   });
 
   it('names the fulfillment instance after the order', () => {
-    expect(fulfilmentInstanceId('O-17')).toBe('fulfil-O-17');
+    expect(fulfillmentInstanceId('O-17')).toBe('fulfill-O-17');
   });
 });
 

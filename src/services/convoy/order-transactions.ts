@@ -9,7 +9,7 @@ import { park, type ParkRequest } from './parking';
 import { QUEUE } from '../queues';
 import type { OrderCache } from './order-cache';
 import {
-  fulfilmentInputOf,
+  fulfillmentInputOf,
   inboxMarkerId,
   type InboxMarker,
   type OrderDocument,
@@ -18,7 +18,7 @@ import {
 import type {
   DeliveredMessage,
   DocumentContainer,
-  FulfilmentStarter,
+  FulfillmentStarter,
   MessageSender,
   Stored,
   Telemetry,
@@ -31,7 +31,7 @@ const MAX_WRITE_ATTEMPTS = 8;
 export interface OrderTransactionDeps {
   orders: DocumentContainer;
   sender: MessageSender;
-  fulfilment: FulfilmentStarter;
+  fulfillment: FulfillmentStarter;
   telemetry: Telemetry;
   cache: OrderCache;
   inboxMarkerTtlSeconds: number;
@@ -167,26 +167,26 @@ function orderDocument(
       reason: 'rejected',
       description: rejection.description,
     })),
-    startFulfilment: decision.submitted ? fulfilmentInputOf(state, correlationId) : null,
+    startFulfillment: decision.submitted ? fulfillmentInputOf(state, correlationId) : null,
   };
   return {
     ...state,
     id: state.orderId,
     kind: 'order',
     correlationId,
-    outbox: outbox.parks.length > 0 || outbox.startFulfilment !== null ? outbox : null,
+    outbox: outbox.parks.length > 0 || outbox.startFulfillment !== null ? outbox : null,
   };
 }
 
 async function performOutbox(deps: OrderTransactionDeps, outbox: Outbox | null): Promise<void> {
   if (outbox === null) return;
   await park(deps, outbox.parks);
-  if (outbox.startFulfilment !== null) {
-    await deps.fulfilment.start(outbox.startFulfilment);
+  if (outbox.startFulfillment !== null) {
+    await deps.fulfillment.start(outbox.startFulfillment);
     deps.telemetry.event('OrderSubmitted', {
-      orderId: outbox.startFulfilment.orderId,
-      total: outbox.startFulfilment.total,
-      correlationId: outbox.startFulfilment.correlationId,
+      orderId: outbox.startFulfillment.orderId,
+      total: outbox.startFulfillment.total,
+      correlationId: outbox.startFulfillment.correlationId,
     });
   }
 }

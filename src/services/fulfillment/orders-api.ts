@@ -4,14 +4,14 @@
  * caller may do next: 404 unknown order, 400 malformed request, 409 not allowed in this state.
  */
 import {
-  fulfilmentInstanceId,
+  fulfillmentInstanceId,
   isPastPointOfNoReturn,
   refundAfterCancellationFee,
   STEPS,
   type StepName,
 } from '../../domain/saga';
 import { CANCEL_CONFIRMED_ORDER, CANCEL_EVENT, REVIEW_EVENT, cancellationInstanceId } from './starter';
-import { fulfilmentInputOf, type OrderDocument } from '../order-documents';
+import { fulfillmentInputOf, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OrchestrationClient } from '../ports';
 import { readSagaRecord, updateSagaRecord, type SagaRecord } from './saga-record';
 
@@ -116,11 +116,11 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
   // already took a cancel, or finished, ignores another.
   if (saga.status === 'completed') {
     await deps.orchestrations.startNew(CANCEL_CONFIRMED_ORDER, cancellationInstanceId(orderId), {
-      order: fulfilmentInputOf(order, order.correlationId),
+      order: fulfillmentInputOf(order, order.correlationId),
       completed: completedSteps(saga),
     });
   } else {
-    await deps.orchestrations.raiseEvent(fulfilmentInstanceId(orderId), CANCEL_EVENT, { requestedAt: at });
+    await deps.orchestrations.raiseEvent(fulfillmentInstanceId(orderId), CANCEL_EVENT, { requestedAt: at });
   }
   await updateSagaRecord(
     deps.orders,

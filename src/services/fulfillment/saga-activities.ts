@@ -8,12 +8,12 @@ import { AppError, failureKindOf } from '../../domain/errors';
 import {
   SAGA_STEPS,
   StepFailedError,
-  fulfilmentInstanceId,
+  fulfillmentInstanceId,
   type CompensationName,
   type SagaStatus,
 } from '../../domain/saga';
 import type { Downstream } from './ports';
-import type { DocumentContainer, FulfilmentInput, Telemetry } from '../ports';
+import type { DocumentContainer, FulfillmentInput, Telemetry } from '../ports';
 import { sagaRecordId, updateSagaRecord, type OperationName, type SagaRecord } from './saga-record';
 
 export interface SagaDeps {
@@ -26,17 +26,17 @@ export interface SagaDeps {
 export type OperationOutcome = { ok: true; result: unknown } | { ok: false; code: string; message: string };
 
 export interface OperationInput {
-  order: FulfilmentInput;
+  order: FulfillmentInput;
   /** For refundPayment after the point of no return: the total less the cancellation fee. */
   refundAmount?: number;
 }
 
-function initialRecord(order: FulfilmentInput, now: string): SagaRecord {
+function initialRecord(order: FulfillmentInput, now: string): SagaRecord {
   return {
     id: sagaRecordId(order.orderId),
     orderId: order.orderId,
     kind: 'saga',
-    instanceId: fulfilmentInstanceId(order.orderId),
+    instanceId: fulfillmentInstanceId(order.orderId),
     status: 'running',
     reason: null,
     total: order.total,
@@ -50,7 +50,7 @@ function initialRecord(order: FulfilmentInput, now: string): SagaRecord {
 /** Changes the order's saga record, creating it on first use. */
 function changeRecord(
   deps: SagaDeps,
-  order: FulfilmentInput,
+  order: FulfillmentInput,
   change: (record: SagaRecord) => SagaRecord,
 ): Promise<SagaRecord> {
   return updateSagaRecord(
@@ -175,7 +175,7 @@ export async function runOperation(
 }
 
 export interface StatusChange {
-  order: FulfilmentInput;
+  order: FulfillmentInput;
   instanceId: string;
   status: SagaStatus;
   reason: string | null;
@@ -215,7 +215,7 @@ export async function recordSagaStatus(
 }
 
 export interface AlertInput {
-  order: FulfilmentInput;
+  order: FulfillmentInput;
   instanceId: string;
   failed: CompensationName[];
   message: string;

@@ -35,7 +35,7 @@ export interface CancelRequest {
 export interface SagaRecord extends Document {
   orderId: string;
   kind: 'saga';
-  /** The orchestration in charge now: `fulfil-<orderId>`, or `cancel-<orderId>` after confirmation. */
+  /** The orchestration in charge now: `fulfill-<orderId>`, or `cancel-<orderId>` after confirmation. */
   instanceId: string;
   status: SagaStatus;
   reason: string | null;

@@ -1,37 +1,110 @@
-/** The fulfillment saga as data (CONTRACTS 2): its steps, their compensations, and its policies. */
+/**
+ * The fulfillment saga as data (CONTRACTS 2), written once: `SAGA` below is the only place that
+ * says which steps there are and in what order, what undoes each, which failures of each are
+ * permanent, the order compensations run in, and where the point of no return is. Everything else
+ * here, and every caller (the orchestration, the activities, the API), derives from it.
+ */
 import { PermanentError } from './errors';
 
-export const STEPS = ['reserveInventory', 'chargePayment', 'createShipment', 'confirmOrder'] as const;
-export type StepName = (typeof STEPS)[number];
+/**
+ * One row per step, in the order they run.
+ * - `compensation`: the activity that undoes the step, and the stage it runs in when the saga is
+ *   undone. Stages run one after the other, lowest first; the compensations of one stage run
+ *   together (they do not depend on each other). null: nothing undoes it.
+ * - `failsForGood`: the business refusals of the step; each is permanent, trying again changes nothing.
+ * - `pointOfNoReturn`: once this step has started (the customer may have been told), the saga is
+ *   never undone: the step recovers forward, and a cancel keeps the cancellation fee.
+ */
+export const SAGA = [
+  {
+    step: 'reserveInventory',
+    compensation: { name: 'releaseInventory', stage: 2 },
+    failsForGood: ['unknown-sku', 'out-of-stock'],
+    pointOfNoReturn: false,
+  },
+  {
+    step: 'chargePayment',
+    compensation: { name: 'refundPayment', stage: 2 },
+    failsForGood: ['over-credit-limit'],
+    pointOfNoReturn: false,
+  },
+  {
+    step: 'createShipment',
+    compensation: { name: 'cancelShipment', stage: 1 },
+    failsForGood: ['carriers-refused'],
+    pointOfNoReturn: false,
+  },
+  { step: 'confirmOrder', compensation: null, failsForGood: [], pointOfNoReturn: true },
+] as const;
 
-export const COMPENSATIONS = ['releaseInventory', 'refundPayment', 'cancelShipment'] as const;
-export type CompensationName = (typeof COMPENSATIONS)[number];
+type Row = (typeof SAGA)[number];
+export type StepName = Row['step'];
+export type CompensationName = NonNullable<Row['compensation']>['name'];
+export type OperationName = StepName | CompensationName;
+/** Business failures of the steps. Each is permanent: trying again changes nothing. */
+export type StepFailureCode = Row['failsForGood'][number];
+/** The business failures of one step, as its row in `SAGA` lists them. */
+export type FailureCodeOf<S extends StepName> = Extract<Row, { step: S }>['failsForGood'][number];
 
-export interface StepDefinition {
-  name: StepName;
-  /** The activity that undoes this step, or null for the point of no return. */
-  compensation: CompensationName | null;
-  /** The point of no return: once this step ran, cancelling keeps a fee instead of undoing it. */
-  pointOfNoReturn: boolean;
+export const STEPS: readonly StepName[] = SAGA.map((row) => row.step);
+export const COMPENSATIONS: readonly CompensationName[] = SAGA.flatMap((row) =>
+  row.compensation === null ? [] : [row.compensation.name],
+);
+/** Every activity that does or undoes a step. */
+export const OPERATIONS: readonly OperationName[] = [...STEPS, ...COMPENSATIONS];
+
+/** What an operation is: a step (with the compensation that undoes it, if any), or a compensation (with the step it undoes). */
+export type OperationKind =
+  | { kind: 'step'; step: StepName; compensation: CompensationName | null; pointOfNoReturn: boolean }
+  | { kind: 'compensation'; compensation: CompensationName; undoes: StepName; stage: number };
+
+const KINDS = new Map<OperationName, OperationKind>(
+  SAGA.flatMap((row): Array<[OperationName, OperationKind]> => {
+    const step: [OperationName, OperationKind] = [
+      row.step,
+      {
+        kind: 'step',
+        step: row.step,
+        compensation: row.compensation?.name ?? null,
+        pointOfNoReturn: row.pointOfNoReturn,
+      },
+    ];
+    if (row.compensation === null) return [step];
+    const { name, stage } = row.compensation;
+    return [step, [name, { kind: 'compensation', compensation: name, undoes: row.step, stage }]];
+  }),
+);
+
+export function operationKind(name: OperationName): OperationKind {
+  const kind = KINDS.get(name);
+  if (kind === undefined) throw new Error(`${String(name)} is no operation of the saga`);
+  return kind;
 }
 
-export const SAGA_STEPS: readonly StepDefinition[] = [
-  { name: 'reserveInventory', compensation: 'releaseInventory', pointOfNoReturn: false },
-  { name: 'chargePayment', compensation: 'refundPayment', pointOfNoReturn: false },
-  { name: 'createShipment', compensation: 'cancelShipment', pointOfNoReturn: false },
-  { name: 'confirmOrder', compensation: null, pointOfNoReturn: true },
-];
+export function isCompensation(name: OperationName): name is CompensationName {
+  return operationKind(name).kind === 'compensation';
+}
+
+/** The compensation that undoes a step, or null when nothing does. */
+export function compensationOf(step: StepName): CompensationName | null {
+  const kind = operationKind(step);
+  return kind.kind === 'step' ? kind.compensation : null;
+}
+
+/** Whether `step` is the point of no return: once started it is never undone, only recovered forward. */
+export function isPointOfNoReturn(step: StepName): boolean {
+  const kind = operationKind(step);
+  return kind.kind === 'step' && kind.pointOfNoReturn;
+}
 
 export type SagaStatus =
   'running' | 'completed' | 'compensating' | 'compensated' | 'needs-attention' | 'cancelled';
 
-/** Business failures of the steps. Each is permanent: trying again changes nothing. */
-export type StepFailureCode = 'unknown-sku' | 'out-of-stock' | 'over-credit-limit' | 'carriers-refused';
-
-export class StepFailedError extends PermanentError {
+/** A step refused for good, with one of the codes its row in `SAGA` lists for it. */
+export class StepFailedError<S extends StepName = StepName> extends PermanentError {
   constructor(
-    readonly step: StepName,
-    code: StepFailureCode,
+    readonly step: S,
+    code: FailureCodeOf<S>,
     message: string,
   ) {
     super(code, message);
@@ -39,24 +112,24 @@ export class StepFailedError extends PermanentError {
 }
 
 /**
- * The compensations to run for the steps that completed, as stages run one after the other, last
- * step first. The compensations of steps that did not depend on each other run together in a stage:
- * the shipment is cancelled first, then the refund and the stock release go in parallel.
+ * The compensations to run for the steps that completed, as stages run one after the other, in the
+ * stage order of `SAGA`; the compensations of one stage run together.
  */
 export function compensationsFor(completed: readonly StepName[]): CompensationName[][] {
   const done = new Set(completed);
-  const stages: CompensationName[][] = [];
-  if (done.has('createShipment')) stages.push(['cancelShipment']);
-  const parallel: CompensationName[] = [];
-  if (done.has('chargePayment')) parallel.push('refundPayment');
-  if (done.has('reserveInventory')) parallel.push('releaseInventory');
-  if (parallel.length > 0) stages.push(parallel);
-  return stages;
+  const byStage = new Map<number, CompensationName[]>();
+  for (const row of SAGA) {
+    if (row.compensation === null || !done.has(row.step)) continue;
+    const stage = byStage.get(row.compensation.stage) ?? [];
+    stage.push(row.compensation.name);
+    byStage.set(row.compensation.stage, stage);
+  }
+  return [...byStage.entries()].sort(([a], [b]) => a - b).map(([, stage]) => stage);
 }
 
-/** Whether a cancel still undoes the saga, or arrives after the point of no return. */
-export function isPastPointOfNoReturn(completed: readonly StepName[]): boolean {
-  return SAGA_STEPS.some((step) => step.pointOfNoReturn && completed.includes(step.name));
+/** Whether a cancel still undoes the saga, or arrives once the point of no return was reached. */
+export function isPastPointOfNoReturn(reached: readonly StepName[]): boolean {
+  return reached.some((step) => isPointOfNoReturn(step));
 }
 
 /** The refund when a confirmed order is cancelled: the total less the fee, in whole minor units. */
@@ -66,11 +139,6 @@ export function refundAfterCancellationFee(
 ): { refund: number; fee: number } {
   const fee = Math.round((total * feePercent) / 100);
   return { refund: total - fee, fee };
-}
-
-/** Idempotency key passed to every downstream operation: one effect per order and step. */
-export function operationKey(orderId: string, step: StepName | CompensationName): string {
-  return `${orderId}:${step}`;
 }
 
 export function fulfillmentInstanceId(orderId: string): string {

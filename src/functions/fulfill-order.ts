@@ -7,10 +7,13 @@
 import * as df from 'durable-functions';
 import type { OrchestrationContext, OrchestrationHandler, Task, TimerTask } from 'durable-functions';
 import {
+  OPERATIONS,
   STEPS,
   compensationsFor,
+  isPointOfNoReturn,
   refundAfterCancellationFee,
   type CompensationName,
+  type OperationName,
   type SagaStatus,
   type StepName,
 } from '../domain/saga';
@@ -91,7 +94,7 @@ class SagaFlow {
     this.retry = retryOptions(policy.retry);
   }
 
-  operation(name: StepName | CompensationName, input: OperationInput): Task {
+  operation(name: OperationName, input: OperationInput): Task {
     return this.context.df.callActivityWithRetry(name, this.retry, input);
   }
 
@@ -208,7 +211,7 @@ class SagaFlow {
       if (cancel.isCompleted) break;
       const task = this.operation(step, input);
       // A step that never ends should not make a cancel wait; the step still settles before deciding.
-      const first = step === 'confirmOrder' ? task : yield this.context.df.Task.any([task, cancel]);
+      const first = isPointOfNoReturn(step) ? task : yield this.context.df.Task.any([task, cancel]);
       const outcome = yield* settle(task);
       if (!outcome.ok) {
         failure = `${step} failed: ${outcome.message}`;
@@ -216,7 +219,7 @@ class SagaFlow {
         break;
       }
       completed.push(step);
-      if (step === 'confirmOrder') {
+      if (isPointOfNoReturn(step)) {
         const { cancelRequested } = yield* this.record('completed', null);
         // A cancel that raced with the last step finds the order confirmed: it keeps the fee.
         if (cancelRequested || cancel.isCompleted) return yield* this.cancelAfterConfirmation(completed);
@@ -252,8 +255,6 @@ export function cancelConfirmedOrderOrchestrator(policy: SagaPolicy): Orchestrat
     return yield* new SagaFlow(context, policy, order).cancelAfterConfirmation(completed);
   };
 }
-
-const OPERATIONS = [...STEPS, 'releaseInventory', 'refundPayment', 'cancelShipment'] as const;
 
 /** Every orchestration and activity of the saga, each defined once for Azure and the embedded driver. */
 export function sagaDefinitions(

@@ -1,16 +1,21 @@
 import fc from 'fast-check';
 import { failureKindOf, isPermanent, PermanentError, TransientError } from '../../src/domain/errors';
 import {
+  compensationOf,
   compensationsFor,
   fulfillmentInstanceId,
+  isCompensation,
   isPastPointOfNoReturn,
-  operationKey,
+  isPointOfNoReturn,
+  operationKind,
   refundAfterCancellationFee,
-  SAGA_STEPS,
+  SAGA,
   StepFailedError,
   STEPS,
   COMPENSATIONS,
+  OPERATIONS,
   type CompensationName,
+  type OperationName,
   type StepName,
 } from '../../src/domain/saga';
 
@@ -19,18 +24,63 @@ function normalised(stages: CompensationName[][]): CompensationName[][] {
   return stages.map((stage) => [...stage].sort());
 }
 
-describe('SAGA_STEPS', () => {
-  it('are the steps of CONTRACTS 2, in order, with their compensations and the point of no return', () => {
-    expect(SAGA_STEPS).toEqual([
-      { name: 'reserveInventory', compensation: 'releaseInventory', pointOfNoReturn: false },
-      { name: 'chargePayment', compensation: 'refundPayment', pointOfNoReturn: false },
-      { name: 'createShipment', compensation: 'cancelShipment', pointOfNoReturn: false },
-      { name: 'confirmOrder', compensation: null, pointOfNoReturn: true },
+describe('SAGA', () => {
+  it('is the table of CONTRACTS 2: steps in order, their compensations and stages, refusals, the point of no return', () => {
+    expect(SAGA).toEqual([
+      {
+        step: 'reserveInventory',
+        compensation: { name: 'releaseInventory', stage: 2 },
+        failsForGood: ['unknown-sku', 'out-of-stock'],
+        pointOfNoReturn: false,
+      },
+      {
+        step: 'chargePayment',
+        compensation: { name: 'refundPayment', stage: 2 },
+        failsForGood: ['over-credit-limit'],
+        pointOfNoReturn: false,
+      },
+      {
+        step: 'createShipment',
+        compensation: { name: 'cancelShipment', stage: 1 },
+        failsForGood: ['carriers-refused'],
+        pointOfNoReturn: false,
+      },
+      { step: 'confirmOrder', compensation: null, failsForGood: [], pointOfNoReturn: true },
     ]);
-    expect(SAGA_STEPS.map((step) => step.name)).toEqual([...STEPS]);
-    expect([...COMPENSATIONS].sort()).toEqual(
-      SAGA_STEPS.flatMap((step) => (step.compensation === null ? [] : [step.compensation])).sort(),
-    );
+  });
+
+  it('derives the steps, the compensations and the operations from the table', () => {
+    expect(STEPS).toEqual(['reserveInventory', 'chargePayment', 'createShipment', 'confirmOrder']);
+    expect(COMPENSATIONS).toEqual(['releaseInventory', 'refundPayment', 'cancelShipment']);
+    expect(OPERATIONS).toEqual([...STEPS, ...COMPENSATIONS]);
+  });
+
+  it('knows a compensation by what it is, and the step it undoes', () => {
+    for (const name of COMPENSATIONS) expect(isCompensation(name)).toBe(true);
+    for (const name of STEPS) expect(isCompensation(name)).toBe(false);
+    expect(operationKind('refundPayment')).toEqual({
+      kind: 'compensation',
+      compensation: 'refundPayment',
+      undoes: 'chargePayment',
+      stage: 2,
+    });
+    expect(operationKind('confirmOrder')).toEqual({
+      kind: 'step',
+      step: 'confirmOrder',
+      compensation: null,
+      pointOfNoReturn: true,
+    });
+    expect(compensationOf('createShipment')).toBe('cancelShipment');
+    expect(compensationOf('confirmOrder')).toBeNull();
+  });
+
+  it('refuses a name that is no operation, even one inherited from Object.prototype', () => {
+    expect(() => operationKind('constructor' as OperationName)).toThrow(/no operation of the saga/);
+    expect(() => operationKind('toString' as OperationName)).toThrow(/no operation of the saga/);
+  });
+
+  it('has one point of no return, the last step', () => {
+    expect(STEPS.filter(isPointOfNoReturn)).toEqual(['confirmOrder']);
   });
 });
 
@@ -69,11 +119,11 @@ describe('compensationsFor', () => {
   });
 
   it('compensates exactly the completed steps that have a compensation, each once, last step first', () => {
-    for (let n = 0; n <= SAGA_STEPS.length; n += 1) {
-      const done = SAGA_STEPS.slice(0, n);
-      const stages = compensationsFor(done.map((step) => step.name));
+    for (let n = 0; n <= STEPS.length; n += 1) {
+      const done = STEPS.slice(0, n);
+      const stages = compensationsFor(done);
       const flat = stages.flat();
-      const expected = done.flatMap((step) => (step.compensation === null ? [] : [step.compensation]));
+      const expected = done.flatMap((step) => compensationOf(step) ?? []);
       expect([...flat].sort()).toEqual([...expected].sort());
       expect(new Set(flat).size).toBe(flat.length);
       for (const stage of stages) expect(stage.length).toBeGreaterThan(0);
@@ -150,18 +200,7 @@ describe('refundAfterCancellationFee', () => {
   });
 });
 
-describe('operationKey and fulfillmentInstanceId', () => {
-  it('keys an operation by order and step', () => {
-    expect(operationKey('O-17', 'chargePayment')).toBe('O-17:chargePayment');
-    expect(operationKey('O-17', 'refundPayment')).toBe('O-17:refundPayment');
-  });
-
-  it('gives every step and compensation of every order its own key', () => {
-    const names = [...STEPS, ...COMPENSATIONS];
-    const keys = ['O-1', 'O-2'].flatMap((orderId) => names.map((name) => operationKey(orderId, name)));
-    expect(new Set(keys).size).toBe(keys.length);
-  });
-
+describe('fulfillmentInstanceId', () => {
   it('names the fulfillment instance after the order', () => {
     expect(fulfillmentInstanceId('O-17')).toBe('fulfill-O-17');
   });
@@ -175,6 +214,12 @@ describe('failures', () => {
     expect(error.step).toBe('chargePayment');
     expect(error.code).toBe('over-credit-limit');
     expect(error.name).toBe('StepFailedError');
+  });
+
+  it('accepts only the refusals the table lists for the step (checked by the compiler)', () => {
+    // @ts-expect-error out-of-stock is a refusal of reserveInventory, not of chargePayment
+    const wrong = new StepFailedError('chargePayment', 'out-of-stock', 'no');
+    expect(wrong.code).toBe('out-of-stock');
   });
 
   it('treats transient and unknown errors as transient', () => {

@@ -6,15 +6,17 @@
  */
 import { AppError, failureKindOf } from '../../domain/errors';
 import {
-  SAGA_STEPS,
   StepFailedError,
+  compensationOf,
   fulfillmentInstanceId,
+  operationKind,
   type CompensationName,
+  type OperationName,
   type SagaStatus,
 } from '../../domain/saga';
 import type { Downstream } from './ports';
 import type { DocumentContainer, FulfillmentInput, Telemetry } from '../ports';
-import { sagaRecordId, updateSagaRecord, type OperationName, type SagaRecord } from './saga-record';
+import { sagaRecordId, updateSagaRecord, type SagaRecord } from './saga-record';
 
 export interface SagaDeps {
   orders: DocumentContainer;
@@ -61,10 +63,6 @@ function changeRecord(
   );
 }
 
-const COMPENSATION_OF = new Map<OperationName, CompensationName | null>(
-  SAGA_STEPS.map((step) => [step.name, step.compensation]),
-);
-
 async function perform(deps: SagaDeps, name: OperationName, input: OperationInput): Promise<unknown> {
   const { order } = input;
   const { inventory, payments, shipping, confirmations } = deps.downstream;
@@ -107,7 +105,8 @@ export async function runOperation(
   input: OperationInput,
 ): Promise<OperationOutcome> {
   const at = () => new Date(deps.now()).toISOString();
-  const isCompensation = !COMPENSATION_OF.has(name);
+  const kind = operationKind(name);
+  const isCompensation = kind.kind === 'compensation';
   let previous: OperationOutcome | undefined;
   await changeRecord(deps, input.order, (record) => {
     const entry = record.steps[name];
@@ -127,7 +126,7 @@ export async function runOperation(
           result: null,
           error: null,
           code: null,
-          compensation: COMPENSATION_OF.get(name) ?? null,
+          compensation: kind.kind === 'step' ? compensationOf(kind.step) : null,
           startedAt: at(),
           endedAt: null,
         },

@@ -5,10 +5,10 @@
  * and not known to be finished, and a later attempt that finds it so runs it again, never skips it.
  */
 import { TransientError } from '../../domain/errors';
-import type { CompensationName, SagaStatus, StepName } from '../../domain/saga';
+import type { CompensationName, OperationName, SagaStatus } from '../../domain/saga';
 import type { Document, DocumentContainer } from '../ports';
 
-export type OperationName = StepName | CompensationName;
+export type { OperationName };
 
 export interface OperationRecord {
   status: 'running' | 'completed' | 'failed' | 'retrying';

@@ -1,0 +1,100 @@
+/**
+ * A receiver holding one session's lock: it alone receives and settles that session's messages,
+ * one in flight at a time, and every receive or settlement renews the session lock.
+ */
+import { PermanentError } from '../../domain/errors';
+import type { BrokerCore } from './core';
+import type { HeldSession, LockedEntry } from './locks';
+import type { QueueState, SessionLock, SessionState } from './queue-state';
+import { SessionLockLostError, type ReceivedMessage, type SessionReceiver } from './types';
+
+/** Locks the session for a new receiver. */
+export function createSessionReceiver(
+  core: BrokerCore,
+  queue: QueueState,
+  session: SessionState,
+): SessionReceiver {
+  const receiverId = core.nextReceiverId();
+  const held: HeldSession = { queue, session };
+  let closed = false;
+  session.lock = { receiverId, lockedUntil: core.locks.taken(core.now() + queue.settings.lockDurationMs) };
+  core.locks.holdSession(held);
+  core.locks.scheduleWakeUp();
+
+  function assertHeld(): SessionLock {
+    core.expireLocks();
+    const lock = session.lock;
+    if (closed || !lock || lock.receiverId !== receiverId) {
+      throw new SessionLockLostError(`the lock on session ${session.id} of ${queue.name} was lost`);
+    }
+    return lock;
+  }
+
+  function renew(lock: SessionLock): number {
+    lock.lockedUntil = core.locks.taken(core.now() + queue.settings.lockDurationMs);
+    core.locks.scheduleWakeUp();
+    return lock.lockedUntil;
+  }
+
+  function entryInSession(received: ReceivedMessage): LockedEntry {
+    const entry = core.lockedEntryOf(received);
+    if (entry.queue !== queue || entry.message.sessionId !== session.id) {
+      throw new PermanentError(
+        'wrong-session',
+        `message ${received.messageId} does not belong to session ${session.id} of ${queue.name}`,
+      );
+    }
+    return entry;
+  }
+
+  /** Settles under the session lock, which each settlement renews. */
+  function settle(received: ReceivedMessage, action: (entry: LockedEntry) => void): void {
+    const lock = assertHeld();
+    const entry = entryInSession(received);
+    core.takeLock(entry, received);
+    action(entry);
+    renew(lock);
+  }
+
+  return {
+    queue: queue.name,
+    sessionId: session.id,
+    lockDurationMs: queue.settings.lockDurationMs,
+    receive(): ReceivedMessage | undefined {
+      const lock = assertHeld();
+      renew(lock);
+      const head = session.messages[0];
+      if (!head || head.lock) return undefined;
+      const received = core.lockMessage(queue, head);
+      core.locks.scheduleWakeUp();
+      return received;
+    },
+    complete(received: ReceivedMessage): void {
+      settle(received, (entry) => core.completeLocked(entry));
+    },
+    abandon(received: ReceivedMessage): void {
+      settle(received, (entry) => core.settleAbandon(entry));
+    },
+    deadLetter(received: ReceivedMessage, reason: string, description: string): void {
+      settle(received, (entry) => core.settleDeadLetter(entry, reason, description));
+    },
+    renewMessageLock(received: ReceivedMessage): number {
+      const lock = assertHeld();
+      renew(lock);
+      return core.renewLocked(entryInSession(received));
+    },
+    renewSessionLock(): number {
+      return renew(assertHeld());
+    },
+    close(): void {
+      if (closed) return;
+      closed = true;
+      core.expireLocks();
+      if (session.lock?.receiverId !== receiverId) return;
+      session.lock = undefined;
+      core.locks.releaseSession(held);
+      core.sessionReleased(held);
+      core.locks.scheduleWakeUp();
+    },
+  };
+}

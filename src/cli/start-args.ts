@@ -1,121 +1,154 @@
-/** `npm start` flags (CONTRACTS 3), parsed and validated with messages that name the flag. */
-import { parseFaults, type FaultSpec } from '../embedded/faults';
+/** `npm start` flags (CONTRACTS 3): one table that parses them and writes `--help`. */
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DEFAULTS } from '../adapters/settings';
+import { EMBEDDED_DEFAULTS } from '../embedded/app';
+import { FAULT_NAMES, parseFaults, type FaultSpec } from '../embedded/faults';
+import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from '../embedded/functions-host';
+import { flagHelp, integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
+
+export { integerFlag, UsageError } from './flags';
 
 export interface CliOptions {
+  help: boolean;
   input: string | undefined;
   report: string | undefined;
+  html: string | undefined;
   seed: number;
   faults: FaultSpec;
   maxConcurrentSessions: number;
+  sessionIdleMs: number | undefined;
   catalog: string | undefined;
   creditLimit: number | undefined;
   quiet: boolean;
 }
 
-export class UsageError extends Error {}
+export const START_FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'input',
+    value: 'FILE',
+    meaning: 'ledger messages, one a line: {"messageId", "sessionId", "body"}',
+    default: 'the built-in sample, samples/ledger.ndjson',
+  },
+  {
+    name: 'report',
+    value: 'FILE',
+    meaning: 'write the JSON report (orders, parked, dead-lettered, stats)',
+    default: 'none',
+  },
+  {
+    name: 'seed',
+    value: 'N',
+    meaning: 'seeds every injected fault, so that a run repeats',
+    default: String(EMBEDDED_DEFAULTS.seed),
+  },
+  {
+    name: 'faults',
+    value: 'SPEC',
+    meaning: `comma-separated name=value of ${FAULT_NAMES.join(', ')}`,
+    default: 'none',
+  },
+  {
+    name: 'max-concurrent-sessions',
+    value: 'N',
+    meaning: 'sessions processed in parallel (host.json maxConcurrentSessions)',
+    default: String(EMBEDDED_DEFAULTS.maxConcurrentSessions),
+  },
+  {
+    name: 'session-idle-ms',
+    value: 'N',
+    meaning: 'how long a pump waits on an empty session (host.json sessionIdleTimeout)',
+    default: String(DEFAULT_SESSION_IDLE_TIMEOUT_MS),
+  },
+  {
+    name: 'catalog',
+    value: 'FILE',
+    meaning: '{"SKU-1": 100, ...} stock per sku; a sku not listed has none',
+    default: 'samples/catalog.json without --input, else no stock at all',
+  },
+  {
+    name: 'credit-limit',
+    value: 'N',
+    meaning: 'the most one charge may be, in minor units',
+    default: String(DEFAULTS.creditLimit),
+  },
+  { name: 'quiet', meaning: 'print nothing but errors', default: 'off' },
+  { name: 'help', short: 'h', meaning: 'print this help and exit' },
+];
 
-export const USAGE = `usage: npm start -- [--input ledger.ndjson] [--report report.json] [--seed N] [--faults SPEC]
-                  [--max-concurrent-sessions N] [--catalog catalog.json] [--credit-limit N] [--quiet]
-  --faults   comma-separated name=probability: duplicate, crashAfterCommit, transient, reorder, activityTransient
-  With no --input the built-in sample (samples/ledger.ndjson) runs.`;
+export const USAGE = 'usage: npm start -- [--input FILE] [--report FILE] [flags...]';
 
-/** A flag's value as an integer of at least `min`, or a usage error naming the flag. */
-export function integerFlag(flag: string, raw: string, min: number): number {
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min)
-    throw new UsageError(`${flag} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
-  return value;
+export const HELP = flagHelp(
+  USAGE,
+  START_FLAGS,
+  [
+    'faults: duplicate, crashAfterCommit, transient, reorder, activityTransient... take a probability',
+    'between 0 and 1 (duplicate=0.1); outages take seconds. Exit codes: 0 the run completed,',
+    '2 a flag, file or input line it cannot use (named in one line).',
+  ].join('\n'),
+);
+
+/** An output file the run can write: its directory exists and it is not itself a directory. */
+export function checkOutputPath(flag: string, path: string): void {
+  const full = resolve(path);
+  const directory = dirname(full);
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(directory).isDirectory();
+  } catch {
+    throw new UsageError(`${flag} ${path}: directory ${directory} does not exist`);
+  }
+  if (!isDirectory) throw new UsageError(`${flag} ${path}: ${directory} is not a directory`);
+  try {
+    if (statSync(full).isDirectory())
+      throw new UsageError(`${flag} ${path} is a directory; give a file name`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+  }
+  try {
+    accessSync(directory, constants.W_OK);
+  } catch {
+    throw new UsageError(`${flag} ${path}: directory ${directory} is not writable`);
+  }
 }
 
 export function parseCliArgs(argv: readonly string[]): CliOptions {
-  const options: CliOptions = {
-    input: undefined,
-    report: undefined,
-    seed: 1,
-    faults: {},
-    maxConcurrentSessions: 8,
-    catalog: undefined,
-    creditLimit: undefined,
-    quiet: false,
+  const parsed = parseFlags(START_FLAGS, argv, { command: 'npm start' });
+  const integer = (name: string, min: number): number | undefined => {
+    const raw = stringFlag(parsed, name);
+    return raw === undefined ? undefined : integerFlag(`--${name}`, raw, min);
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    if (flag === '--quiet') {
-      options.quiet = true;
-      continue;
-    }
-    if (flag === '--help' || flag === '-h') throw new UsageError(USAGE);
-    const value = argv[i + 1];
-    if (value === undefined || value.startsWith('--'))
-      throw new UsageError(`${flag} needs a value\n${USAGE}`);
-    i += 1;
-    switch (flag) {
-      case '--input':
-        options.input = value;
-        break;
-      case '--report':
-        options.report = value;
-        break;
-      case '--seed':
-        options.seed = integerFlag(flag, value, 0);
-        break;
-      case '--faults':
-        try {
-          options.faults = parseFaults(value);
-        } catch (error) {
-          throw new UsageError((error as Error).message);
-        }
-        break;
-      case '--max-concurrent-sessions':
-        options.maxConcurrentSessions = integerFlag(flag, value, 1);
-        break;
-      case '--catalog':
-        options.catalog = value;
-        break;
-      case '--credit-limit':
-        options.creditLimit = integerFlag(flag, value, 0);
-        break;
-      default:
-        throw new UsageError(`unknown flag ${flag}\n${USAGE}`);
+  let faults: FaultSpec = {};
+  const faultSpec = stringFlag(parsed, 'faults');
+  if (faultSpec !== undefined) {
+    try {
+      faults = parseFaults(faultSpec);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
     }
   }
+  const options: CliOptions = {
+    help: parsed.values.has('help'),
+    input: stringFlag(parsed, 'input'),
+    report: stringFlag(parsed, 'report'),
+    html: stringFlag(parsed, 'html'),
+    seed: integer('seed', 0) ?? EMBEDDED_DEFAULTS.seed,
+    faults,
+    maxConcurrentSessions: integer('max-concurrent-sessions', 1) ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
+    sessionIdleMs: integer('session-idle-ms', 0),
+    catalog: stringFlag(parsed, 'catalog'),
+    creditLimit: integer('credit-limit', 0),
+    quiet: parsed.values.has('quiet'),
+  };
+  if (options.help) return options;
+  if (options.report !== undefined) checkOutputPath('--report', options.report);
+  if (options.html !== undefined) checkOutputPath('--html', options.html);
+  if (
+    options.report !== undefined &&
+    options.html !== undefined &&
+    resolve(options.report) === resolve(options.html)
+  ) {
+    throw new UsageError(`--report and --html both name ${options.html}; give two files`);
+  }
   return options;
-}
-
-export interface InputLine {
-  messageId: string;
-  sessionId: string;
-  body: unknown;
-}
-
-/** One ledger message a line; a line that is not such an object stops the run, naming the line. */
-export function parseInputFile(text: string, name: string): InputLine[] {
-  const messages: InputLine[] = [];
-  text.split(/\r?\n/).forEach((line, index) => {
-    if (line.trim() === '') return;
-    const where = `${name}:${index + 1}`;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch (error) {
-      throw new UsageError(`${where}: not valid JSON (${(error as Error).message})`);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new UsageError(`${where}: must be an object {"messageId", "sessionId", "body"}`);
-    }
-    const record = parsed as Record<string, unknown>;
-    if (typeof record.messageId !== 'string' || record.messageId === '') {
-      throw new UsageError(`${where}: messageId must be a non-empty string`);
-    }
-    if (record.sessionId !== undefined && (typeof record.sessionId !== 'string' || record.sessionId === '')) {
-      throw new UsageError(`${where}: sessionId must be a non-empty string when present`);
-    }
-    if (!('body' in record)) throw new UsageError(`${where}: body is missing`);
-    messages.push({
-      messageId: record.messageId,
-      sessionId: (record.sessionId as string | undefined) ?? 'main',
-      body: record.body,
-    });
-  });
-  return messages;
 }

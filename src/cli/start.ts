@@ -6,7 +6,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseCatalog } from '../adapters/settings';
 import { ConfigurationError } from '../domain/errors';
-import { parseCliArgs, parseInputFile, UsageError, type CliOptions, type InputLine } from './start-args';
+import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
+import { parseInputFile, type InputLine } from './input-file';
 import { createEmbeddedApp, type EmbeddedApp } from '../embedded/app';
 import type { Report } from '../embedded/report';
 import { textTable } from './text-table';
@@ -97,6 +98,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   let input: ReturnType<typeof loadInput>;
   try {
     options = parseCliArgs(argv);
+    if (options.help) {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
     input = loadInput(options);
   } catch (error) {
     if (error instanceof UsageError) {
@@ -113,6 +118,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     maxConcurrentSessions: options.maxConcurrentSessions,
     catalog: input.catalog,
     creditLimit: options.creditLimit,
+    sessionIdleTimeoutMs: options.sessionIdleMs,
     log: () => undefined,
   });
   const live = process.stdout.isTTY === true && !options.quiet;

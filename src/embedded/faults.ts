@@ -33,6 +33,11 @@ export function faultRandom(seed: number, fault: FaultName): () => number {
   return seededRandom((seed ^ Math.imul(offset, 0x9e3779b1)) >>> 0);
 }
 
+/** A plain decimal (`0.25`, `2`), else NaN: none of the exponents, hex, signs or blanks `Number` takes. */
+export function decimalNumber(raw: string | undefined): number {
+  return raw !== undefined && /^(\d+(\.\d*)?|\.\d+)$/.test(raw) ? Number(raw) : Number.NaN;
+}
+
 export function parseFaults(spec: string): FaultSpec {
   const faults: FaultSpec = {};
   if (spec.trim() === '') return faults;
@@ -41,7 +46,7 @@ export function parseFaults(spec: string): FaultSpec {
     if (!(FAULT_NAMES as readonly string[]).includes(name)) {
       throw new Error(`--faults: unknown fault ${JSON.stringify(name)}; known: ${FAULT_NAMES.join(', ')}`);
     }
-    const probability = Number(value);
+    const probability = decimalNumber(value);
     if (rest.length > 0 || value === undefined || value === '' || !(probability >= 0 && probability <= 1)) {
       throw new Error(
         `--faults: ${name} needs a probability between 0 and 1, e.g. ${name}=0.1, got ${JSON.stringify(part)}`,

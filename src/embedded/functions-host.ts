@@ -16,7 +16,7 @@ const DEFAULT_MAX_CONCURRENT_SESSIONS = 8;
 /** host.json's default is 16 per CPU; one local process needs no more than 16. */
 const DEFAULT_MAX_CONCURRENT_CALLS = 16;
 /** Short locally, so that a pump soon moves on to another session. */
-const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 100;
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 100;
 
 export type HostLog = (functionName: string, level: LogLevel, message: string) => void;
 

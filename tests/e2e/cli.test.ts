@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/start';
+import { FAULT_NAMES } from '../../src/embedded/faults';
 import type { Report } from '../../src/embedded/report';
 import { SAMPLE_PATH } from '../support/e2e';
 
@@ -110,7 +111,7 @@ describe('npm start (main)', () => {
 
     it('a bad seed', async () => {
       expect(await refused(['--input', SAMPLE_PATH, '--seed', 'seven'])).toMatch(
-        /--seed must be an integer.*"seven"/,
+        /--seed must be a decimal integer.*"seven"/,
       );
     });
 
@@ -147,8 +148,97 @@ describe('npm start (main)', () => {
       expect(message).toContain('messageId');
     });
 
+    it('an unknown flag without a value', async () => {
+      expect(await refused(['--input', SAMPLE_PATH, '--bogus'])).toContain('unknown flag --bogus');
+    });
+
+    it('a stray word', async () => {
+      const message = await refused(['--input', SAMPLE_PATH, 'extra']);
+      expect(message).toContain('unexpected argument "extra"');
+      expect(message).not.toContain('needs a value');
+    });
+
+    it('a flag given twice', async () => {
+      expect(await refused(['--seed', '1', '--seed', '2'])).toContain('--seed is given twice');
+    });
+
+    it.each([
+      ['--max-concurrent-sessions', '1e3'],
+      ['--seed', '1e2'],
+      ['--seed', '0x1'],
+      ['--session-idle-ms', '1.5'],
+    ])('%s %s: integers are written in decimal digits', async (flag, value) => {
+      expect(await refused(['--input', SAMPLE_PATH, flag, value])).toContain(
+        `${flag} must be a decimal integer`,
+      );
+    });
+
+    it('a negative number: refused, and the way to write a value starting with "-" is said', async () => {
+      expect(await refused(['--credit-limit', '-5'])).toContain('--credit-limit=VALUE');
+      stderr.length = 0;
+      expect(await refused(['--credit-limit=-5'])).toContain('--credit-limit must be a decimal integer >= 0');
+    });
+
+    it.each(['duplicate=0x1', 'duplicate=1e-1', 'transient= ', 'reorder=-0'])(
+      '--faults %s: a probability is a decimal between 0 and 1',
+      async (spec) => {
+        const message = await refused(['--input', SAMPLE_PATH, '--faults', spec]);
+        expect(message).toContain('--faults');
+        expect(message).toContain('between 0 and 1');
+      },
+    );
+
+    it('--report into a directory that does not exist, before the run', async () => {
+      const path = join(dir, 'nonexistent', 'r.json');
+      const message = await refused(['--input', SAMPLE_PATH, '--report', path]);
+      expect(message).toContain('--report');
+      expect(message).toContain(join(dir, 'nonexistent'));
+      expect(message).toContain('does not exist');
+    });
+
+    it('--report that is a directory, before the run', async () => {
+      const message = await refused(['--input', SAMPLE_PATH, '--report', dir]);
+      expect(message).toContain(`--report ${dir} is a directory`);
+    });
+
+    it('every refusal is one line, never a stack', async () => {
+      const message = await refused(['--input', SAMPLE_PATH, '--seed']);
+      expect(message.trimEnd().split('\n')).toHaveLength(1);
+    });
+
     afterEach(() => {
       expect(stdout.join('')).toBe('');
+    });
+  });
+
+  describe('flags as people expect them', () => {
+    it('--input=FILE is understood', async () => {
+      const reportPath = join(dir, 'eq.json');
+      expect(await main([`--input=${SAMPLE_PATH}`, `--report=${reportPath}`, '--quiet'])).toBe(0);
+      expect(readReport(reportPath).orders.length).toBeGreaterThan(0);
+    });
+
+    it('--help lists every flag with its meaning and default, and exits 0', async () => {
+      expect(await main(['--help'])).toBe(0);
+      const help = stdout.join('');
+      for (const flag of [
+        '--input FILE',
+        '--report FILE',
+        '--seed N',
+        '--faults SPEC',
+        '--max-concurrent-sessions N',
+        '--session-idle-ms N',
+        '--catalog FILE',
+        '--credit-limit N',
+        '--quiet',
+        '--help',
+      ]) {
+        expect(help).toContain(flag);
+      }
+      expect(help).toMatch(/--seed N\s+.*\(default: 1\)/);
+      expect(help).toMatch(/--max-concurrent-sessions N\s+.*\(default: 8\)/);
+      for (const fault of FAULT_NAMES) expect(help).toContain(fault);
+      expect(stderr.join('')).toBe('');
     });
   });
 

@@ -3,7 +3,7 @@
  * them (for `reorder`, on input where no two entries compete for one slot or transactionId).
  */
 import { readFileSync } from 'node:fs';
-import { parseInputFile } from '../../src/cli/start-args';
+import { parseInputFile } from '../../src/cli/input-file';
 import type { FaultSpec } from '../../src/embedded/faults';
 import type { Report } from '../../src/embedded/report';
 import { FAST, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';

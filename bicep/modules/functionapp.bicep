@@ -94,7 +94,7 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
       // FUNCTIONS_EXTENSION_VERSION are not app settings on this plan.
       runtime: {
         name: 'node'
-        version: '20'
+        version: '22'
       }
     }
     siteConfig: {

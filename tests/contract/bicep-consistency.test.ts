@@ -1,9 +1,10 @@
 /**
  * The Bicep and the code must describe the same app: the settings the code reads are the settings
  * the Function App gets, the queues and the container are the ones of CONTRACTS 1 and DESIGN 3, and
- * no key or connection string is anywhere. There is no Bicep compiler on these machines, so each
- * check is a small function over the .bicep text; the second half of the file feeds the checks
- * copies changed on one side only and proves that each one fails.
+ * no key or connection string is anywhere, and the Node version deployed is one the code supports.
+ * The real compiler checks the Bicep itself (tests/contract/bicep-compiler.test.ts); these checks
+ * are what it cannot know. Each is a small function over the .bicep text; the second half of the
+ * file feeds the checks copies changed on one side only and proves that each one fails.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -389,6 +390,22 @@ function checkLocalSettings(sample: unknown, settingNames: readonly string[]): s
   return problems;
 }
 
+/** (f) The Node major the Function App runs is one that package.json `engines` accepts. */
+function checkNodeRuntime(files: readonly BicepFile[], engines: string): string[] {
+  const sites = declared(files, 'Microsoft.Web/sites');
+  if (sites.length !== 1) return [`expected one Microsoft.Web/sites, found ${sites.length}`];
+  const runtime = /\bruntime\s*:\s*\{\s*name\s*:\s*'([^']+)'\s*version\s*:\s*'([^']+)'/.exec(sites[0].body);
+  if (runtime === null) return ['the Function App declares no functionAppConfig.runtime { name, version }'];
+  const [, name, version] = runtime;
+  if (name !== 'node') return [`the Function App runs ${name}, not node`];
+  const majors = [...engines.matchAll(/\^(\d+)\./g)].map((m) => m[1]);
+  return majors.includes(version)
+    ? []
+    : [
+        `the Function App runs Node ${version}; package.json engines (${engines}) accepts ${majors.join(', ')}`,
+      ];
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function readBicepFiles(dir: string): BicepFile[] {
@@ -405,6 +422,9 @@ const FILES = readBicepFiles(BICEP_DIR);
 const TEMPLATES = FILES.filter((file) => file.path.endsWith('.bicep'));
 const SETTING_NAMES: readonly string[] = Object.values(SETTING);
 const QUEUE_NAMES: readonly string[] = Object.values(QUEUE);
+const ENGINES: string = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }
+).engines.node;
 const LOCAL_SAMPLE: unknown = JSON.parse(readFileSync(join(ROOT, 'local.settings.sample.json'), 'utf8'));
 
 /** A copy of the files with one file's text changed; fails if the edit changed nothing. */
@@ -461,6 +481,11 @@ describe('the Bicep agrees with the code', () => {
 
   it('(e) local.settings.sample.json names the same settings', () => {
     expect(checkLocalSettings(LOCAL_SAMPLE, SETTING_NAMES)).toEqual([]);
+  });
+
+  it('(f) deploys Node 22, a version package.json engines accepts', () => {
+    expect(checkNodeRuntime(TEMPLATES, ENGINES)).toEqual([]);
+    expect(ENGINES).toMatch(/\^22\./);
   });
 });
 
@@ -642,5 +667,13 @@ describe('each check fails when one side changes', () => {
     expect(checkLocalSettings(LOCAL_SAMPLE, [...SETTING_NAMES, 'ORDER_ARCHIVE_DAYS'])).toEqual([
       'local.settings.sample.json lacks ORDER_ARCHIVE_DAYS',
     ]);
+  });
+
+  it('(f) a Node version the engines do not accept', () => {
+    const node18 = edit(TEMPLATES, functionApp, (text) => text.replace("version: '22'", "version: '18'"));
+    expect(checkNodeRuntime(node18, ENGINES)).toEqual([
+      `the Function App runs Node 18; package.json engines (${ENGINES}) accepts 20, 22`,
+    ]);
+    expect(checkNodeRuntime(TEMPLATES, '^20.19.0')).toHaveLength(1);
   });
 });

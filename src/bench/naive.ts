@@ -23,6 +23,7 @@ import { createEmbeddedBroker, type EmbeddedBroker } from '../embedded/broker/br
 import type { LedgerInput } from '../embedded/app';
 import { faultRandom } from '../embedded/faults';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from '../embedded/functions-host';
+import { registerAndCapture } from '../embedded/worker/register';
 
 export const NAIVE_CONTAINER = 'naive-orders';
 
@@ -167,10 +168,12 @@ export function createNaivePipeline(options: NaivePipelineOptions): NaivePipelin
   const telemetry = createRecordingTelemetry();
   const host = createFunctionsHost({
     broker,
-    functions: [
-      ledgerProcessor({ sender: broker, telemetry }),
-      naiveOrderTransactions(options.wrapOrders?.(orders) ?? orders, options.onApplied),
-    ],
+    functions: registerAndCapture({
+      serviceBus: [
+        ledgerProcessor({ sender: broker, telemetry }),
+        naiveOrderTransactions(options.wrapOrders?.(orders) ?? orders, options.onApplied),
+      ],
+    }),
     // The ledger is one session: one pump serves it.
     maxConcurrentSessions: 1,
     maxConcurrentCalls: options.maxConcurrentCalls,

@@ -29,6 +29,7 @@ import type { Downstream } from '../services/fulfillment/ports';
 import { createDurableDriver, type ClockOption, type DurableDriver } from './durable/driver';
 import { createEmbeddedBroker, type EmbeddedBroker } from './broker/broker';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
+import { registerAndCapture } from './worker/register';
 import { faultRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
 
@@ -183,9 +184,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     },
   };
 
-  const host = createFunctionsHost({
-    broker,
-    functions: [
+  const registered = registerAndCapture({
+    serviceBus: [
       ledgerProcessor({ sender, telemetry: functionTelemetry }),
       orderTransactions(() => ({
         orders: faultyOrders,
@@ -196,11 +196,16 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
         inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
       })),
     ],
+  });
+  const host = createFunctionsHost({
+    broker,
+    functions: registered,
     maxConcurrentSessions: options.maxConcurrentSessions ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     random: faultRandom(seed, 'crashAfterCommit'),
     faults: { crashAfterCommit: faults.crashAfterCommit },
     log: options.log,
+    bindInput: () => ({}),
   });
   host.start();
 

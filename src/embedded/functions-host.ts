@@ -1,16 +1,23 @@
 /**
- * The embedded Functions host for Service Bus triggers: runs the app's `ServiceBusQueueFunction`
- * definitions against the embedded broker as the Azure Functions host does with host.json
- * `extensions.serviceBus` settings: session pumps up to `maxConcurrentSessions`, one message at a
- * time per session, `autoCompleteMessages` settlement (return completes, throw abandons), and lock
- * renewal while a handler runs.
+ * The embedded Functions host for Service Bus triggers: runs the functions `@azure/functions`
+ * registered (../worker/core) against the embedded broker as the Azure Functions host does with
+ * host.json `extensions.serviceBus` settings: session pumps up to `maxConcurrentSessions`, one
+ * message at a time per session, `autoCompleteMessages` settlement (return completes, throw
+ * abandons), and lock renewal while a handler runs. Each delivery goes through the Node worker's
+ * invocation path (./host/queue-function).
  */
-import { randomUUID } from 'node:crypto';
 import { format } from 'node:util';
-import { InvocationContext, trigger } from '@azure/functions';
-import type { FunctionInput, LogLevel, ServiceBusQueueTrigger, TriggerMetadata } from '@azure/functions';
-import type { ServiceBusQueueFunction } from '../functions/definition';
+import type { LogLevel } from '@azure/functions';
 import type { EmbeddedBroker, ReceivedMessage, SessionReceiver } from './broker/broker';
+import type { RegisteredFunction } from './worker/core';
+import type { InputBinder } from './worker/bindings';
+import type { WorkerLog } from './worker/invoke';
+import { createHostCounters, type FunctionsHostStats } from './host/host-stats';
+import { currentTurn, turnSince } from './host/loop-turn';
+import { createQueueWaiters } from './host/queue-waiters';
+import { invocationIds, invokeForMessage, queueFunctionsOf, type QueueFunction } from './host/queue-function';
+
+export type { FunctionStats, FunctionsHostStats } from './host/host-stats';
 
 const DEFAULT_MAX_CONCURRENT_SESSIONS = 8;
 /** host.json's default is 16 per CPU; one local process needs no more than 16. */
@@ -27,32 +34,16 @@ export interface FunctionsHostFaults {
 
 export interface FunctionsHostOptions {
   broker: EmbeddedBroker;
-  functions: readonly ServiceBusQueueFunction[];
+  /** What `@azure/functions` registered; the host serves those with a Service Bus trigger. */
+  functions: readonly RegisteredFunction[];
   maxConcurrentSessions?: number;
   maxConcurrentCalls?: number;
   sessionIdleTimeoutMs?: number;
   random?: () => number;
   faults?: FunctionsHostFaults;
   log?: HostLog;
-  /**
-   * The value of a secondary input (`definition.extraInputs`, e.g. the durable client) for one
-   * invocation, as the Azure host would bind it; without it those inputs stay unset.
-   */
-  resolveExtraInput?: (input: FunctionInput, functionName: string) => unknown;
-}
-
-export interface FunctionStats {
-  invocations: number;
-  succeeded: number;
-  failed: number;
-  crashesInjected: number;
-  /** Most sessions held at once. */
-  maxConcurrentSessions: number;
-  activeSessions: number;
-}
-
-export interface FunctionsHostStats extends FunctionStats {
-  byFunction: Record<string, FunctionStats>;
+  /** The RPC value of each extra input (e.g. the durable client), as the Azure host binds it. */
+  bindInput?: InputBinder;
 }
 
 export interface FunctionsHost {
@@ -76,17 +67,6 @@ interface Settlement {
   abandon(message: ReceivedMessage): void;
 }
 
-function emptyFunctionStats(): FunctionStats {
-  return {
-    invocations: 0,
-    succeeded: 0,
-    failed: 0,
-    crashesInjected: 0,
-    maxConcurrentSessions: 0,
-    activeSessions: 0,
-  };
-}
-
 function describeError(error: unknown): string {
   if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
   return format(error);
@@ -98,174 +78,37 @@ const defaultLog: HostLog = (functionName, level, message) => {
   }
 };
 
-/** The Node worker camel-cases every key of the trigger metadata, nested ones included. */
-function camelCaseKeys(record: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const key in record) {
-    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
-    const first = key.charAt(0);
-    const lower = first.toLowerCase();
-    result[lower === first ? key : lower + key.slice(1)] = record[key];
-  }
-  return result;
-}
-
-/**
- * What the Service Bus extension binds for one message (`ServiceBusTriggerBindingStrategy`), as the
- * Node worker hands it over: keys camel-cased, dates as ISO strings. Fields the broker does not model
- * (expiry, replyTo, partition keys, dead-letter source) are left out.
- */
-export function serviceBusTriggerMetadata(message: ReceivedMessage): TriggerMetadata {
-  const enqueued = new Date(message.enqueuedTimeUtc).toISOString();
-  const applicationProperties = camelCaseKeys(message.applicationProperties);
-  const metadata: TriggerMetadata = { messageId: message.messageId };
-  // Absent fields are left out rather than deleted afterwards, which would slow every later lookup.
-  if (message.sessionId !== undefined) metadata.sessionId = message.sessionId;
-  metadata.deliveryCount = message.deliveryCount;
-  metadata.sequenceNumber = message.sequenceNumber;
-  metadata.enqueuedTimeUtc = enqueued;
-  metadata.enqueuedTime = enqueued;
-  if (message.correlationId !== undefined) metadata.correlationId = message.correlationId;
-  if (message.contentType !== undefined) metadata.contentType = message.contentType;
-  if (message.subject !== undefined) {
-    metadata.subject = message.subject;
-    metadata.label = message.subject;
-  }
-  metadata.lockToken = message.lockToken;
-  metadata.applicationProperties = applicationProperties;
-  metadata.userProperties = { ...applicationProperties };
-  return metadata;
-}
-
-/**
- * A pump lets the event loop turn between deliveries whose handler did not, as the real host's
- * next receive is network I/O. Otherwise a pump whose handler never waits on a timer (the ledger
- * processor's, or any at zero store latency) works through its whole backlog in one turn, and
- * every timer waits: the other pumps' store round trips, and lock renewal. A handler that did
- * wait (on a store round trip) goes straight on, so the turn costs nothing where none is needed.
- */
-let loopTurns = 0;
-let turnWatched = false;
-
-/** The turns counted so far; the next one the event loop takes will count. */
-function currentTurn(): number {
-  if (!turnWatched) {
-    turnWatched = true;
-    setImmediate(() => {
-      turnWatched = false;
-      loopTurns += 1;
-    });
-  }
-  return loopTurns;
-}
-
-async function turnSince(turn: number): Promise<void> {
-  if (loopTurns !== turn) return;
-  await new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * Invocation ids as the host's: GUID-shaped and unique, here a random prefix per host and a
- * counter, which costs a fraction of a `randomUUID` for every message.
- */
-function invocationIds(): () => string {
-  const prefix = randomUUID().slice(0, 24);
-  let counter = 0;
-  return () => {
-    counter += 1;
-    return prefix + counter.toString(16).padStart(12, '0');
-  };
-}
-
 /** Renew well before the lock runs out, as the host's auto lock renewal does. */
 function renewalIntervalMs(lockDurationMs: number): number {
   return Math.max(1, Math.floor(lockDurationMs / 3));
 }
 
 export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHost {
-  const { broker, functions } = options;
+  const { broker } = options;
+  const functions = queueFunctionsOf(options.functions);
   const maxConcurrentSessions = options.maxConcurrentSessions ?? DEFAULT_MAX_CONCURRENT_SESSIONS;
   const maxConcurrentCalls = options.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
   const sessionIdleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
   const random = options.random ?? Math.random;
   const crashProbability = options.faults?.crashAfterCommit ?? 0;
   const log = options.log ?? defaultLog;
-  const servedQueues = [...new Set(functions.map((definition) => definition.queueName))];
+  // User logs as the function wrote them; the worker's own lines only when they warn.
+  const workerLog: WorkerLog = (functionName, level, category, message) => {
+    if (level === 'none') return;
+    if (category === 'user' || level === 'warning' || level === 'error' || level === 'critical') {
+      log(functionName, level, message);
+    }
+  };
+  const servedQueues = [...new Set(functions.map((fn) => fn.queueName))];
   const nextInvocationId = invocationIds();
-  // What every invocation of one function shares: built once, not per message.
-  const perFunction = new Map(
-    functions.map((definition) => [
-      definition,
-      {
-        extraInputs: definition.extraInputs ?? [],
-        logHandler: (level: LogLevel, ...args: unknown[]): void =>
-          log(definition.name, level, format(...args)),
-      },
-    ]),
-  );
-
-  const totals = emptyFunctionStats();
-  const byFunction = new Map<string, FunctionStats>(
-    functions.map((definition) => [definition.name, emptyFunctionStats()]),
-  );
-  const queueWaiters = new Map<string, Set<() => void>>();
+  const counters = createHostCounters(functions.map((fn) => fn.name));
+  const waiters = createQueueWaiters();
   const idleWaiters = new Set<{ resolve: () => void; reject: (error: Error) => void }>();
   let running = false;
   let pumps: Array<Promise<void>> = [];
   let unsubscribe: (() => void) | undefined;
   /** Deliveries between receive and settlement (a lost completion's lock keeps its queue busy). */
   let busy = 0;
-
-  function statsOf(definition: ServiceBusQueueFunction): FunctionStats {
-    const stats = byFunction.get(definition.name);
-    if (!stats) throw new Error(`no stats for function ${definition.name}`);
-    return stats;
-  }
-
-  function count(
-    definition: ServiceBusQueueFunction,
-    field: 'invocations' | Outcome | 'crashesInjected',
-  ): void {
-    statsOf(definition)[field] += 1;
-    totals[field] += 1;
-  }
-
-  function sessionOpened(definition: ServiceBusQueueFunction): void {
-    const stats = statsOf(definition);
-    stats.activeSessions += 1;
-    stats.maxConcurrentSessions = Math.max(stats.maxConcurrentSessions, stats.activeSessions);
-    totals.activeSessions += 1;
-    totals.maxConcurrentSessions = Math.max(totals.maxConcurrentSessions, totals.activeSessions);
-  }
-
-  function sessionClosed(definition: ServiceBusQueueFunction): void {
-    statsOf(definition).activeSessions -= 1;
-    totals.activeSessions -= 1;
-  }
-
-  /** Resolves on the next availability in `queue`, on stop, or after `timeoutMs`. */
-  function waitForQueue(queue: string, timeoutMs?: number): Promise<void> {
-    return new Promise((resolve) => {
-      let waiters = queueWaiters.get(queue);
-      if (!waiters) {
-        waiters = new Set();
-        queueWaiters.set(queue, waiters);
-      }
-      const registered = waiters;
-      let timer: NodeJS.Timeout | undefined;
-      const done = (): void => {
-        registered.delete(done);
-        if (timer) clearTimeout(timer);
-        resolve();
-      };
-      registered.add(done);
-      if (timeoutMs !== undefined) timer = setTimeout(done, timeoutMs);
-    });
-  }
-
-  function wake(queue: string): void {
-    for (const done of [...(queueWaiters.get(queue) ?? [])]) done();
-  }
 
   function isIdleNow(): boolean {
     return busy === 0 && broker.isIdle(servedQueues);
@@ -288,32 +131,16 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
     return () => clearInterval(timer);
   }
 
-  async function invoke(
-    definition: ServiceBusQueueFunction,
-    triggerOptions: ServiceBusQueueTrigger,
-    message: ReceivedMessage,
-  ): Promise<Outcome> {
-    count(definition, 'invocations');
-    const shared = perFunction.get(definition);
-    if (shared === undefined) throw new Error(`function ${definition.name} is not hosted here`);
-    const context = new InvocationContext({
-      functionName: definition.name,
-      invocationId: nextInvocationId(),
-      triggerMetadata: serviceBusTriggerMetadata(message),
-      options: { trigger: triggerOptions, extraInputs: shared.extraInputs },
-      logHandler: shared.logHandler,
-    });
-    for (const input of shared.extraInputs) {
-      context.extraInputs.set(input, options.resolveExtraInput?.(input, definition.name));
-    }
+  async function invoke(fn: QueueFunction, message: ReceivedMessage): Promise<Outcome> {
+    counters.count(fn.name, 'invocations');
     try {
-      await definition.handler(message.body, context);
-      count(definition, 'succeeded');
+      await invokeForMessage(fn, message, nextInvocationId(), options.bindInput, workerLog);
+      counters.count(fn.name, 'succeeded');
       return 'succeeded';
     } catch (error) {
-      count(definition, 'failed');
+      counters.count(fn.name, 'failed');
       log(
-        definition.name,
+        fn.name,
         'error',
         `handler failed for messageId=${message.messageId} sessionId=${message.sessionId ?? '-'} ` +
           `deliveryCount=${message.deliveryCount}; abandoning: ${describeError(error)}`,
@@ -324,7 +151,7 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
 
   /** autoCompleteMessages, with the crash fault; false when the session should be let go. */
   function settle(
-    definition: ServiceBusQueueFunction,
+    fn: QueueFunction,
     message: ReceivedMessage,
     outcome: Outcome,
     settlement: Settlement,
@@ -335,9 +162,9 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         return true;
       }
       if (crashProbability > 0 && random() < crashProbability) {
-        count(definition, 'crashesInjected');
+        counters.count(fn.name, 'crashesInjected');
         log(
-          definition.name,
+          fn.name,
           'warning',
           `fault: completion of messageId=${message.messageId} sessionId=${message.sessionId ?? '-'} lost; ` +
             'it comes back when its lock expires',
@@ -348,7 +175,7 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
       return true;
     } catch (error) {
       log(
-        definition.name,
+        fn.name,
         'warning',
         `could not settle messageId=${message.messageId} sessionId=${message.sessionId ?? '-'}: ` +
           describeError(error),
@@ -357,17 +184,13 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
     }
   }
 
-  async function serveSession(
-    definition: ServiceBusQueueFunction,
-    triggerOptions: ServiceBusQueueTrigger,
-    receiver: SessionReceiver,
-  ): Promise<void> {
+  async function serveSession(fn: QueueFunction, receiver: SessionReceiver): Promise<void> {
     let inFlight: ReceivedMessage | undefined;
     const stopRenewing = keepLocksAlive(receiver.lockDurationMs, () => {
       receiver.renewSessionLock();
       if (inFlight) receiver.renewMessageLock(inFlight);
     });
-    sessionOpened(definition);
+    counters.sessionOpened(fn.name);
     try {
       let idleSince = Date.now();
       while (running) {
@@ -375,7 +198,7 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         if (!message) {
           const idleFor = Date.now() - idleSince;
           if (idleFor >= sessionIdleTimeoutMs) return;
-          await waitForQueue(definition.queueName, sessionIdleTimeoutMs - idleFor);
+          await waiters.waitFor(fn.queueName, sessionIdleTimeoutMs - idleFor);
           continue;
         }
         busy += 1;
@@ -383,10 +206,10 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         const turn = currentTurn();
         try {
           inFlight = message;
-          const outcome = await invoke(definition, triggerOptions, message);
+          const outcome = await invoke(fn, message);
           // A lost completion must not be kept alive by renewal: its lock has to expire.
           inFlight = undefined;
-          keep = settle(definition, message, outcome, receiver);
+          keep = settle(fn, message, outcome, receiver);
         } finally {
           inFlight = undefined;
           busy -= 1;
@@ -398,50 +221,44 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
       }
     } catch (error) {
       log(
-        definition.name,
+        fn.name,
         'warning',
         `lost session ${receiver.sessionId} of ${receiver.queue}: ${describeError(error)}`,
       );
     } finally {
       stopRenewing();
       receiver.close();
-      sessionClosed(definition);
+      counters.sessionClosed(fn.name);
       checkIdle();
     }
   }
 
-  async function runSessionPump(
-    definition: ServiceBusQueueFunction,
-    triggerOptions: ServiceBusQueueTrigger,
-  ): Promise<void> {
+  async function runSessionPump(fn: QueueFunction): Promise<void> {
     while (running) {
-      const receiver = broker.acceptNextSession(definition.queueName);
-      if (receiver) await serveSession(definition, triggerOptions, receiver);
-      else await waitForQueue(definition.queueName);
+      const receiver = broker.acceptNextSession(fn.queueName);
+      if (receiver) await serveSession(fn, receiver);
+      else await waiters.waitFor(fn.queueName);
     }
   }
 
-  async function runPump(
-    definition: ServiceBusQueueFunction,
-    triggerOptions: ServiceBusQueueTrigger,
-  ): Promise<void> {
+  async function runPump(fn: QueueFunction): Promise<void> {
     const settlement: Settlement = {
       complete: (message) => broker.complete(message),
       abandon: (message) => broker.abandon(message),
     };
-    const { lockDurationMs } = broker.queueSettings(definition.queueName);
+    const { lockDurationMs } = broker.queueSettings(fn.queueName);
     while (running) {
-      const message = broker.receive(definition.queueName);
+      const message = broker.receive(fn.queueName);
       if (!message) {
-        await waitForQueue(definition.queueName);
+        await waiters.waitFor(fn.queueName);
         continue;
       }
       busy += 1;
       const turn = currentTurn();
       const stopRenewing = keepLocksAlive(lockDurationMs, () => broker.renewMessageLock(message));
       try {
-        const outcome = await invoke(definition, triggerOptions, message).finally(stopRenewing);
-        settle(definition, message, outcome, settlement);
+        const outcome = await invoke(fn, message).finally(stopRenewing);
+        settle(fn, message, outcome, settlement);
       } finally {
         busy -= 1;
       }
@@ -450,28 +267,23 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
     }
   }
 
-  function checkDefinition(definition: ServiceBusQueueFunction): void {
-    const settings = broker.queueSettings(definition.queueName);
-    if (settings.requiresSession !== definition.isSessionsEnabled) {
+  function checkFunction(fn: QueueFunction): void {
+    const settings = broker.queueSettings(fn.queueName);
+    if (settings.requiresSession !== fn.isSessionsEnabled) {
       throw new Error(
-        `function ${definition.name}: isSessionsEnabled is ${definition.isSessionsEnabled} but queue ` +
-          `${definition.queueName} ${settings.requiresSession ? 'requires' : 'has no'} sessions`,
+        `function ${fn.name}: isSessionsEnabled is ${fn.isSessionsEnabled} but queue ` +
+          `${fn.queueName} ${settings.requiresSession ? 'requires' : 'has no'} sessions`,
       );
     }
   }
 
-  function runPumps(definition: ServiceBusQueueFunction): Array<Promise<void>> {
-    const triggerOptions = trigger.serviceBusQueue({
-      connection: definition.connection,
-      queueName: definition.queueName,
-      isSessionsEnabled: definition.isSessionsEnabled,
-    });
-    const pumpCount = definition.isSessionsEnabled ? maxConcurrentSessions : maxConcurrentCalls;
-    const run = definition.isSessionsEnabled ? runSessionPump : runPump;
+  function runPumps(fn: QueueFunction): Array<Promise<void>> {
+    const pumpCount = fn.isSessionsEnabled ? maxConcurrentSessions : maxConcurrentCalls;
+    const run = fn.isSessionsEnabled ? runSessionPump : runPump;
     return Array.from({ length: pumpCount }, () =>
-      run(definition, triggerOptions).catch((error: unknown) => {
+      run(fn).catch((error: unknown) => {
         // A pump only fails on a broker misuse; say so rather than stall silently.
-        log(definition.name, 'critical', `pump stopped: ${describeError(error)}`);
+        log(fn.name, 'critical', `pump stopped: ${describeError(error)}`);
       }),
     );
   }
@@ -479,10 +291,10 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
   return {
     start(): void {
       if (running) return;
-      functions.forEach(checkDefinition);
+      functions.forEach(checkFunction);
       running = true;
       unsubscribe = broker.onAvailable((queue) => {
-        wake(queue);
+        waiters.wake(queue);
         checkIdle();
       });
       pumps = functions.flatMap(runPumps);
@@ -491,7 +303,7 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
     async stop(): Promise<void> {
       if (!running) return;
       running = false;
-      for (const queue of queueWaiters.keys()) wake(queue);
+      waiters.wakeAll();
       await Promise.all(pumps);
       pumps = [];
       unsubscribe?.();
@@ -509,10 +321,6 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
       });
     },
 
-    stats(): FunctionsHostStats {
-      const perFunction: Record<string, FunctionStats> = {};
-      for (const [name, stats] of byFunction) perFunction[name] = { ...stats };
-      return { ...totals, byFunction: perFunction };
-    },
+    stats: () => counters.snapshot(),
   };
 }

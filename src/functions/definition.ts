@@ -1,6 +1,7 @@
 /**
- * One definition per function: the trigger options and the handler, used both by the Azure
- * registration (`app.serviceBusQueue`) and by the embedded Functions host. The host never runs a copy.
+ * One definition per function: the trigger options, the extra inputs and the handler, registered by
+ * ./registration through `@azure/functions` on Azure and in the embedded runtime alike. The embedded
+ * host runs what the library registered, never a copy.
  */
 import type {
   FunctionInput,
@@ -17,7 +18,7 @@ export interface ServiceBusQueueFunction {
   /** Name of the app-setting prefix of the identity-based connection, e.g. `ServiceBusConnection`. */
   connection: string;
   isSessionsEnabled: boolean;
-  /** Bindings only the Azure host provides (the durable client); the embedded host passes its own. */
+  /** Secondary inputs the host binds for each invocation (the durable client). */
   extraInputs?: FunctionInput[];
   handler: (message: unknown, context: InvocationContext) => Promise<void>;
 }

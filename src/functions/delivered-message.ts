@@ -1,37 +1,117 @@
-/** What the Functions host passes with a Service Bus message, as the services' DeliveredMessage. */
+/**
+ * What the Functions host passes with a Service Bus message, as the services' DeliveredMessage.
+ *
+ * The Node worker hands over the trigger metadata converted (azure-functions-nodejs-library
+ * `src/converters/fromRpcTriggerMetadata.ts`): every value the host sent as a string goes through
+ * `tryJsonParse` (`fromRpcTypedData.ts`), and object keys are camel-cased (`toCamelCase.ts`). So a
+ * `messageId` or `sessionId` that is JSON text arrives as what it parses to: "12345" as 12345,
+ * "1.50" as 1.5, "1e3" as 1000, "12345678901234567890" as 12345678901234567000, "true" as true,
+ * "null" as null; "007" is not JSON and stays a string. Part of that cannot be undone from the
+ * value alone, so an id is taken back from the message body where the body carries it (a ledger
+ * batch's `batchId`, an entry's `orderId`): if that text, converted the same way, equals what
+ * arrived, it is the id. Otherwise the value's JSON text stands for it (true → "true",
+ * null → "null", 1.5 → "1.5"), which is exact unless the producer wrote a form JSON does not keep
+ * ("1.50", "1e3", more than 17 significant digits). That remainder is documented in the README.
+ */
 import type { InvocationContext } from '@azure/functions';
+import { isDeepStrictEqual } from 'node:util';
+import { PermanentError } from '../domain/errors';
 import type { ApplicationProperties, DeliveredMessage } from '../services/ports';
 
-function text(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  return undefined;
+/** What the worker makes of one trigger-metadata string: `tryJsonParse`, then `toCamelCaseValue`. */
+export function asTheWorkerConverts(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  return camelCased(value);
+}
+
+function camelCased(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(camelCased);
+  const result: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    result[key.charAt(0).toLowerCase() + key.slice(1)] = camelCased(item);
+  }
+  return result;
+}
+
+/**
+ * The id the producer wrote, from what arrived and the body's own copy of it (when there is one):
+ * the copy when it converts to what arrived, else the text of what arrived.
+ */
+export function recoveredId(arrived: unknown, ownCopy: unknown): string | undefined {
+  if (arrived === undefined) return undefined;
+  if (typeof ownCopy === 'string' && isDeepStrictEqual(asTheWorkerConverts(ownCopy), arrived)) return ownCopy;
+  if (typeof arrived === 'string') return arrived;
+  return JSON.stringify(arrived);
 }
 
 function properties(value: unknown): ApplicationProperties {
   if (typeof value !== 'object' || value === null) return {};
   const result: ApplicationProperties = {};
-  const record = value as Record<string, unknown>;
-  for (const key in record) {
-    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
-    const item = record[key];
+  for (const [key, item] of Object.entries(value)) {
     if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') result[key] = item;
   }
   return result;
 }
 
-export function deliveredMessage(body: unknown, context: InvocationContext): DeliveredMessage {
+function field(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null && Object.hasOwn(body, name)
+    ? (body as Record<string, unknown>)[name]
+    : undefined;
+}
+
+/** Which body fields hold the message's own ids, for taking them back (see above). */
+export interface IdsInBody {
+  messageId?: string;
+  sessionId?: string;
+}
+
+/**
+ * The extension writes `EnqueuedTimeUtc` as `DateTimeOffset.DateTime` through Newtonsoft, without
+ * an offset (azure-sdk-for-net `ServiceBusTriggerBindingStrategy.cs`): it is UTC, read as such.
+ */
+function utcTime(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const hasZone = /(Z|[+-]\d\d:\d\d)$/.test(value);
+  const time = Date.parse(hasZone ? value : `${value}Z`);
+  return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
+}
+
+export function deliveredMessage(
+  body: unknown,
+  context: InvocationContext,
+  idsInBody: IdsInBody = {},
+): DeliveredMessage {
   const metadata = context.triggerMetadata ?? {};
-  const sequenceNumber = Number(metadata.sequenceNumber);
+  const own = (key: string): unknown => (Object.hasOwn(metadata, key) ? metadata[key] : undefined);
+  // Service Bus always sets a MessageId; without one this is not a Service Bus delivery. The
+  // invocation id is no substitute: it changes on every delivery, and idempotency keys on this.
+  const messageId = recoveredId(
+    own('messageId'),
+    idsInBody.messageId === undefined ? undefined : field(body, idsInBody.messageId),
+  );
+  if (messageId === undefined) {
+    throw new PermanentError('no-message-id', `trigger metadata of ${context.functionName} has no messageId`);
+  }
+  const sequenceNumber = Number(own('sequenceNumber'));
   return {
     body,
-    messageId: text(metadata.messageId) ?? context.invocationId,
-    sessionId: text(metadata.sessionId),
-    deliveryCount: Number(metadata.deliveryCount ?? 1),
+    messageId,
+    sessionId: recoveredId(
+      // null is the string "null" converted; a message without a session has none at all.
+      own('sessionId'),
+      idsInBody.sessionId === undefined ? undefined : field(body, idsInBody.sessionId),
+    ),
+    deliveryCount: Number(own('deliveryCount') ?? 1),
     sequenceNumber: Number.isFinite(sequenceNumber) ? sequenceNumber : undefined,
-    enqueuedTimeUtc: text(metadata.enqueuedTimeUtc),
-    correlationId: text(metadata.correlationId),
-    // The isolated worker names them applicationProperties; older extensions userProperties.
-    applicationProperties: properties(metadata.applicationProperties ?? metadata.userProperties),
+    enqueuedTimeUtc: utcTime(own('enqueuedTimeUtc')),
+    correlationId: recoveredId(own('correlationId'), undefined),
+    // Extension v5 binds ApplicationProperties, and UserProperties for back-compat.
+    applicationProperties: properties(own('applicationProperties') ?? own('userProperties')),
   };
 }

@@ -2,8 +2,6 @@
  * The Azure entry point (`main` in package.json): reads the settings once, builds the adapters,
  * and registers every function definition with the Functions host.
  */
-import { app } from '@azure/functions';
-import * as df from 'durable-functions';
 import { DefaultAzureCredential } from '@azure/identity';
 import { readSettings } from '../adapters/settings';
 import { createCosmosClient, createCosmosContainer } from '../adapters/azure/cosmos-store';
@@ -16,7 +14,7 @@ import {
 } from '../adapters/downstream';
 import { createServiceBusSender } from '../adapters/azure/service-bus-sender';
 import { createApplicationInsightsTelemetry } from '../adapters/telemetry';
-import { durableClientInput, durableOrchestrationClient } from '../adapters/azure/durable-client';
+import { durableOrchestrationClient } from '../adapters/azure/durable-client';
 import { fulfillmentStarter } from '../services/fulfillment/starter';
 import { createOrderCache } from '../services/convoy/order-cache';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../services/order-documents';
@@ -26,6 +24,7 @@ import { ordersHttp } from './http/orders-http';
 import { operationsHttp } from './http/operations-http';
 import { connectServiceBus, createServiceBusOperations } from '../adapters/azure/service-bus-operations';
 import { sagaDefinitions } from './fulfill-order';
+import { registerFunctions } from './registration';
 
 const settings = readSettings(process.env);
 const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.managedIdentityClientId });
@@ -40,69 +39,45 @@ const telemetry = createApplicationInsightsTelemetry(
 );
 const cache = createOrderCache();
 
-for (const definition of [
-  ledgerProcessor({ sender, telemetry }),
-  orderTransactions((context) => ({
-    orders,
-    sender,
-    telemetry,
-    cache,
-    fulfillment: fulfillmentStarter(durableOrchestrationClient(context)),
-    inboxMarkerTtlSeconds: settings.inboxMarkerTtlSeconds,
-  })),
-]) {
-  app.serviceBusQueue(definition.name, {
-    queueName: definition.queueName,
-    connection: definition.connection,
-    isSessionsEnabled: definition.isSessionsEnabled,
-    extraInputs: definition.name === 'orderTransactions' ? [durableClientInput] : undefined,
-    handler: definition.handler,
-  });
-}
-
+const fulfillment = settings.fulfillment;
+const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential));
 const saga = sagaDefinitions(
   {
     orders,
     downstream: createBuiltInDownstream({
       inventory: createCosmosContainer(database.container(INVENTORY_CONTAINER), INVENTORY_PARTITION_KEY_PATH),
       records: createCosmosContainer(database.container(DOWNSTREAM_CONTAINER), DOWNSTREAM_PARTITION_KEY_PATH),
-      catalog: settings.fulfillment.catalog,
-      creditLimit: settings.fulfillment.creditLimit,
+      catalog: fulfillment.catalog,
+      creditLimit: fulfillment.creditLimit,
     }),
     telemetry,
     now: Date.now,
   },
-  settings.fulfillment,
+  fulfillment,
 );
-for (const orchestration of saga.orchestrations)
-  df.app.orchestration(orchestration.name, orchestration.handler);
-for (const activity of saga.activities) df.app.activity(activity.name, { handler: activity.handler });
 
-for (const definition of ordersHttp((context) => ({
-  orders,
-  orchestrations: durableOrchestrationClient(context),
-  cancellationFeePercent: settings.fulfillment.cancellationFeePercent,
-  now: Date.now,
-}))) {
-  app.http(definition.name, {
-    route: definition.route,
-    methods: definition.methods,
-    authLevel: definition.authLevel,
-    extraInputs: [durableClientInput],
-    handler: definition.handler,
-  });
-}
-
-// Operations: the same Service Bus identity, plus Data Owner on the namespace for queue settings and
-// counts. Registered exactly as the order functions are, durable client input included, so that every
-// HTTP function has one shape.
-const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential));
-for (const definition of operationsHttp(() => ({ operations, orders, now: Date.now }))) {
-  app.http(definition.name, {
-    route: definition.route,
-    methods: definition.methods,
-    authLevel: definition.authLevel,
-    extraInputs: [durableClientInput],
-    handler: definition.handler,
-  });
-}
+registerFunctions({
+  serviceBus: [
+    ledgerProcessor({ sender, telemetry }),
+    orderTransactions((context) => ({
+      orders,
+      sender,
+      telemetry,
+      cache,
+      fulfillment: fulfillmentStarter(durableOrchestrationClient(context)),
+      inboxMarkerTtlSeconds: settings.inboxMarkerTtlSeconds,
+    })),
+  ],
+  http: [
+    ...ordersHttp((context) => ({
+      orders,
+      orchestrations: durableOrchestrationClient(context),
+      cancellationFeePercent: fulfillment.cancellationFeePercent,
+      now: Date.now,
+    })),
+    // Operations: the same Service Bus identity, plus Data Owner on the namespace for queue
+    // settings and counts.
+    ...operationsHttp(() => ({ operations, orders, now: Date.now })),
+  ],
+  ...saga,
+});

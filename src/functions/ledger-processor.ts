@@ -13,7 +13,8 @@ export function ledgerProcessor(deps: LedgerDeps): ServiceBusQueueFunction {
     connection: SERVICE_BUS_CONNECTION,
     isSessionsEnabled: true,
     handler: async (body, context) => {
-      const message = deliveredMessage(body, context);
+      // A batch's messageId is its batchId (CONTRACTS 1): the body's copy survives the worker's conversion.
+      const message = deliveredMessage(body, context, { messageId: 'batchId' });
       const outcome = await forwardLedgerBatch(deps, message);
       deps.telemetry.trace('information', 'ledger batch forwarded', {
         invocationId: context.invocationId,

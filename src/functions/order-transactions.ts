@@ -1,6 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import { processOrderTransaction, type OrderTransactionDeps } from '../services/convoy/order-transactions';
 import { QUEUE } from '../services/queues';
+import { durableClientInput } from '../adapters/azure/durable-client';
 import { deliveredMessage } from './delivered-message';
 import type { ServiceBusQueueFunction } from './definition';
 import { SERVICE_BUS_CONNECTION } from './ledger-processor';
@@ -17,8 +18,11 @@ export function orderTransactions(
     queueName: QUEUE.orderTransactions,
     connection: SERVICE_BUS_CONNECTION,
     isSessionsEnabled: true,
+    // The fulfillment starter's durable client.
+    extraInputs: [durableClientInput],
     handler: async (body, context) => {
-      const message = deliveredMessage(body, context);
+      // An entry travels in its order's session: the entry's orderId is compared as the worker converts it.
+      const message = deliveredMessage(body, context, { sessionId: 'orderId' });
       const resolved = deps(context);
       const outcome = await processOrderTransaction(resolved, message);
       resolved.telemetry.trace(

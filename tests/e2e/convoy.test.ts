@@ -17,6 +17,7 @@ import {
 } from '../../src/embedded/broker/broker';
 import { createEmbeddedApp, type EmbeddedApp } from '../../src/embedded/app';
 import { createFunctionsHost, type FunctionsHost } from '../../src/embedded/functions-host';
+import { registerAndCapture } from '../../src/embedded/worker/register';
 import type { Report, ReportOrder } from '../../src/embedded/report';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import {
@@ -642,17 +643,21 @@ describe('transient failures in the real pipeline', () => {
     const fulfillment = replace.fulfillment?.(recording) ?? recording;
     host = createFunctionsHost({
       broker,
-      functions: [
-        ledgerProcessor({ sender: broker, telemetry }),
-        orderTransactions(() => ({
-          orders: consumerOrders,
-          sender: consumerSender,
-          telemetry,
-          cache,
-          fulfillment,
-          inboxMarkerTtlSeconds: 3600,
-        })),
-      ],
+      functions: registerAndCapture({
+        serviceBus: [
+          ledgerProcessor({ sender: broker, telemetry }),
+          orderTransactions(() => ({
+            orders: consumerOrders,
+            sender: consumerSender,
+            telemetry,
+            cache,
+            fulfillment,
+            inboxMarkerTtlSeconds: 3600,
+          })),
+        ],
+      }),
+      // The fulfillment here is recorded, not started: its durable client input is bound to null.
+      bindInput: () => ({}),
       maxConcurrentSessions: 4,
       log: quiet,
     });

@@ -4,6 +4,7 @@ import type { ServiceBusQueueFunction } from '../../src/functions/definition';
 import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
 import type { BrokerOutgoingMessage, EmbeddedBroker, QueueOptions } from '../../src/embedded/broker/broker';
 import { createFunctionsHost } from '../../src/embedded/functions-host';
+import { registerAndCapture } from '../../src/embedded/worker/register';
 import type { FunctionsHost, FunctionsHostOptions } from '../../src/embedded/functions-host';
 import type { OutgoingMessage } from '../../src/services/ports';
 
@@ -56,12 +57,15 @@ describe('embedded functions host', () => {
     broker.createQueue(name, { lockDurationMs: 5000, ...options });
   }
 
-  function startHost(options: Omit<FunctionsHostOptions, 'broker'>): FunctionsHost {
+  function startHost(
+    options: Omit<FunctionsHostOptions, 'broker' | 'functions'> & { functions: ServiceBusQueueFunction[] },
+  ): FunctionsHost {
     host = createFunctionsHost({
       broker,
       sessionIdleTimeoutMs: 20,
       log: (functionName, level, message) => logs.push({ functionName, level, message }),
       ...options,
+      functions: registerAndCapture({ serviceBus: options.functions }),
     });
     host.start();
     return host;
@@ -248,8 +252,11 @@ describe('embedded functions host', () => {
       applicationProperties: { transactionId: 'T-1', sequence: 2, final: true, batchId: 'B-1' },
     });
     expect(typeof metadata.lockToken).toBe('string');
-    const enqueued = Date.parse(String(metadata.enqueuedTimeUtc));
-    expect(String(metadata.enqueuedTimeUtc)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    // EnqueuedTimeUtc is DateTimeOffset.DateTime, which Newtonsoft writes without an offset;
+    // EnqueuedTime keeps it (ServiceBusTriggerBindingStrategy.cs, GrpcMessageConversionExtensions.cs).
+    expect(String(metadata.enqueuedTimeUtc)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?$/);
+    expect(metadata.enqueuedTime).toBe(`${String(metadata.enqueuedTimeUtc)}+00:00`);
+    const enqueued = Date.parse(`${String(metadata.enqueuedTimeUtc)}Z`);
     expect(enqueued).toBeGreaterThanOrEqual(before);
     expect(enqueued).toBeLessThanOrEqual(Date.now());
     expect(captured?.functionName).toBe('on-orders');
@@ -263,7 +270,9 @@ describe('embedded functions host', () => {
     const durableClient = input.generic({ type: 'durableClient', name: 'starter' });
     const bound: unknown[] = [];
     startHost({
-      resolveExtraInput: (extraInput, functionName) => ({ type: extraInput.type, functionName }),
+      bindInput: ({ binding }, functionName) => ({
+        json: JSON.stringify({ type: binding.type, functionName }),
+      }),
       functions: [
         {
           ...sessionFunction('orders', async (_body, context) => {
@@ -420,7 +429,10 @@ describe('embedded functions host', () => {
 
   it('refuses to start a function whose session setting does not match its queue', () => {
     queue('orders', { requiresSession: true });
-    host = createFunctionsHost({ broker, functions: [plainFunction('orders', async () => undefined)] });
+    host = createFunctionsHost({
+      broker,
+      functions: registerAndCapture({ serviceBus: [plainFunction('orders', async () => undefined)] }),
+    });
     expect(() => host?.start()).toThrow(/isSessionsEnabled/);
   });
 });

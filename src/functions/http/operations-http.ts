@@ -16,8 +16,12 @@ import {
   showParked,
   type OperationsApiDeps,
 } from '../../services/operations/operations-api';
+import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
 import { jsonBody, respond } from './http-support';
+
+/** Every HTTP function binds the durable client, so that all of them have one shape. */
+const DURABLE_CLIENT = [durableClientInput];
 
 /** Every replay is logged: the log is the record of who moved what, and when. */
 function logReplay(context: InvocationContext, request: HttpRequest, result: ApiResult): void {
@@ -38,6 +42,7 @@ export function operationsHttp(
       route: 'ops/parked',
       methods: ['GET'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (_request, context) => respond(await listParked(deps(context))),
     },
     {
@@ -45,6 +50,7 @@ export function operationsHttp(
       route: 'ops/parked/{messageId}',
       methods: ['GET'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => respond(await showParked(deps(context), request.params.messageId)),
     },
     {
@@ -52,6 +58,7 @@ export function operationsHttp(
       route: 'ops/parked/{messageId}/replay',
       methods: ['POST'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
         if (!body.ok) return { status: 400, jsonBody: { error: 'body is not valid JSON' } };
@@ -65,6 +72,7 @@ export function operationsHttp(
       route: 'ops/deadletter/{queue}',
       methods: ['GET'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) =>
         respond(await listDeadLettered(deps(context), request.params.queue)),
     },
@@ -73,6 +81,7 @@ export function operationsHttp(
       route: 'ops/deadletter/{queue}/{messageId}',
       methods: ['GET'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) =>
         respond(await showDeadLettered(deps(context), request.params.queue, request.params.messageId)),
     },
@@ -81,6 +90,7 @@ export function operationsHttp(
       route: 'ops/deadletter/{queue}/{messageId}/replay',
       methods: ['POST'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
         if (!body.ok) return { status: 400, jsonBody: { error: 'body is not valid JSON' } };
@@ -99,6 +109,7 @@ export function operationsHttp(
       route: 'ops/sessions/{queue}',
       methods: ['GET'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => respond(await sessionBacklog(deps(context), request.params.queue)),
     },
   ];

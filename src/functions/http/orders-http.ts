@@ -1,8 +1,12 @@
 /** `GET /api/orders/{orderId}`, `POST /api/orders/{orderId}/cancel`, `POST /api/orders/{orderId}/review`. */
 import type { InvocationContext } from '@azure/functions';
 import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';
+import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
 import { jsonBody, respond } from './http-support';
+
+/** Every HTTP function binds the durable client, so that all of them have one shape. */
+const DURABLE_CLIENT = [durableClientInput];
 
 export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps): HttpFunctionDefinition[] {
   return [
@@ -11,6 +15,7 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       route: 'orders/{orderId}',
       methods: ['GET'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => respond(await getOrder(deps(context), request.params.orderId)),
     },
     {
@@ -18,6 +23,7 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       route: 'orders/{orderId}/cancel',
       methods: ['POST'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const result = await cancelOrder(deps(context), request.params.orderId);
         context.log('cancel requested', { orderId: request.params.orderId, status: result.status });
@@ -29,6 +35,7 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       route: 'orders/{orderId}/review',
       methods: ['POST'],
       authLevel: 'function',
+      extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
         if (!body.ok) return { status: 400, jsonBody: { error: 'body is not valid JSON' } };

@@ -1,10 +1,39 @@
 /** The `--input` file of `npm start`: one ledger message a line, each checked before the run. */
+import {
+  estimateMessageBytes,
+  MAX_SERVICE_BUS_ID_LENGTH,
+  STANDARD_TIER_MAX_BATCH_BYTES,
+} from '../embedded/broker/broker';
 import { UsageError } from './flags';
 
 export interface InputLine {
+  /** Where it came from, `file:line`, for a message that names it. */
+  where: string;
   messageId: string;
   sessionId: string;
   body: unknown;
+}
+
+/**
+ * What the broker would refuse, found before the run with the broker's own measures: an id over
+ * Service Bus's length, or a message over the size it accepts (the same estimate and limit it sends with).
+ */
+function checkBrokerLimits(where: string, line: Omit<InputLine, 'where'>): void {
+  for (const field of ['messageId', 'sessionId'] as const) {
+    const length = line[field].length;
+    if (length > MAX_SERVICE_BUS_ID_LENGTH) {
+      throw new UsageError(
+        `${where}: ${field} is ${length} characters, over the broker's limit of ${MAX_SERVICE_BUS_ID_LENGTH}`,
+      );
+    }
+  }
+  const bytes = estimateMessageBytes(line);
+  if (bytes > STANDARD_TIER_MAX_BATCH_BYTES) {
+    throw new UsageError(
+      `${where}: message ${line.messageId} is about ${bytes} bytes, over the broker's ` +
+        `${STANDARD_TIER_MAX_BATCH_BYTES}-byte limit per message; split its entries over several ledger messages`,
+    );
+  }
 }
 
 /** One ledger message a line; a line that is not such an object stops the run, naming the line. */
@@ -17,6 +46,8 @@ export function parseInputFile(text: string, name: string): InputLine[] {
     try {
       parsed = JSON.parse(line);
     } catch (error) {
+      if ((error as Error).name === 'RangeError')
+        throw new UsageError(`${where}: nested too deeply to read as JSON`);
       throw new UsageError(`${where}: not valid JSON (${(error as Error).message})`);
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
@@ -30,11 +61,13 @@ export function parseInputFile(text: string, name: string): InputLine[] {
       throw new UsageError(`${where}: sessionId must be a non-empty string when present`);
     }
     if (!Object.hasOwn(record, 'body')) throw new UsageError(`${where}: body is missing`);
-    messages.push({
+    const message = {
       messageId: record.messageId,
       sessionId: (record.sessionId as string | undefined) ?? 'main',
       body: record.body,
-    });
+    };
+    checkBrokerLimits(where, message);
+    messages.push({ where, ...message });
   });
   return messages;
 }

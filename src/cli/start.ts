@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseCatalog } from '../adapters/settings';
-import { ConfigurationError } from '../domain/errors';
+import { ConfigurationError, PermanentError } from '../domain/errors';
 import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
 import { parseInputFile, type InputLine } from './input-file';
 import { createEmbeddedApp, type EmbeddedApp } from '../embedded/app';
@@ -126,7 +126,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     ? setInterval(() => process.stdout.write(`\r${progressLine(app)}\x1b[K`), 100)
     : undefined;
   try {
-    await app.sendLedger(input.messages);
+    for (const message of input.messages) {
+      try {
+        await app.sendLedger([message]);
+      } catch (error) {
+        // Checked before the run with the broker's own measures; should a refusal still come, it names the line.
+        if (!(error instanceof PermanentError)) throw error;
+        process.stderr.write(`${message.where}: the broker refused it: ${error.message}\n`);
+        await app.stop();
+        return 2;
+      }
+    }
     await app.drain();
   } finally {
     if (ticker !== undefined) clearInterval(ticker);

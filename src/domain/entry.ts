@@ -10,6 +10,13 @@ export type EntryType = (typeof ENTRY_TYPES)[number];
 
 export const MAX_ID_LENGTH = 100;
 
+/**
+ * How deep an entry may nest (the entry object is level 1, its `data` level 2). The contract's
+ * fields need 2; a bound keeps every later copy and walk of a parked entry (the broker's clone, the
+ * report) far from the stack's limit, whatever the producer sends.
+ */
+export const MAX_ENTRY_DEPTH = 32;
+
 export interface OrderCreatedData {
   customerId: string;
   currency: string;
@@ -163,6 +170,20 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
   }
 }
 
+/** Whether `value` nests more than `maxDepth` levels (a scalar is 0, `{}` is 1), without recursion. */
+function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: Array<{ value: object; depth: number }> = [{ value, depth: 1 }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    if (top.depth > maxDepth) return true;
+    const children: unknown[] = Array.isArray(top.value) ? top.value : Object.values(top.value);
+    for (const child of children) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: top.depth + 1 });
+    }
+  }
+  return false;
+}
+
 /**
  * Validates one entry from unknown input. `path` prefixes field names in the problems
  * (`entries[3]` inside a batch, empty for an entry on its own). Unknown fields are ignored and
@@ -171,6 +192,16 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
 export function validateEntry(input: unknown, path = ''): Validation<Entry> {
   if (!isObject(input)) {
     return { ok: false, problems: [`${path || 'entry'} must be a JSON object, got ${shown(input)}`] };
+  }
+  for (const key of Object.keys(input)) {
+    if (nestsDeeperThan(input[key], MAX_ENTRY_DEPTH - 1)) {
+      return {
+        ok: false,
+        problems: [
+          `${field(path, key)} is nested more than ${MAX_ENTRY_DEPTH} levels deep (the entry is level 1)`,
+        ],
+      };
+    }
   }
   const problems: Problems = [];
   const transactionId = nonEmptyString(

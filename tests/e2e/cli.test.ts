@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/start';
+import { MAX_ENTRY_DEPTH } from '../../src/domain/entry';
+import { STANDARD_TIER_MAX_BATCH_BYTES } from '../../src/embedded/broker/broker';
 import { FAULT_NAMES } from '../../src/embedded/faults';
 import type { Report } from '../../src/embedded/report';
 import { SAMPLE_PATH } from '../support/e2e';
@@ -201,6 +203,33 @@ describe('npm start (main)', () => {
       expect(message).toContain(`--report ${dir} is a directory`);
     });
 
+    const batch = (messageId: string, entries: unknown[]): string =>
+      JSON.stringify({ messageId, sessionId: 'main', body: { batchId: messageId, entries } });
+
+    it('an input line over the broker size limit: the line, its size and the limit', async () => {
+      const big = { transactionId: 'T-1', orderId: 'O-1', sequence: 1, type: 'OrderCreated' };
+      const input = file(
+        'big.ndjson',
+        [
+          batch('B-1', [big]),
+          batch('B-2', [{ ...big, data: { customerId: 'x'.repeat(300_000), currency: 'EUR' } }]),
+        ].join('\n'),
+      );
+      const message = await refused(['--input', input]);
+      expect(message).toContain(`${input}:2`);
+      expect(message).toContain(`${STANDARD_TIER_MAX_BATCH_BYTES}-byte`);
+      expect(message.trimEnd().split('\n')).toHaveLength(1);
+    });
+
+    it.each(['messageId', 'sessionId'])('an input line whose %s is over 128 characters', async (field) => {
+      const line = { messageId: 'B-1', sessionId: 'main', body: { batchId: 'B-1', entries: [] } };
+      const input = file('long-id.ndjson', JSON.stringify({ ...line, [field]: 'L'.repeat(129) }));
+      const message = await refused(['--input', input]);
+      expect(message).toContain(`${input}:1`);
+      expect(message).toContain(field);
+      expect(message).toContain('128');
+    });
+
     it('every refusal is one line, never a stack', async () => {
       const message = await refused(['--input', SAMPLE_PATH, '--seed']);
       expect(message.trimEnd().split('\n')).toHaveLength(1);
@@ -241,6 +270,35 @@ describe('npm start (main)', () => {
       expect(stderr.join('')).toBe('');
     });
   });
+
+  it.each([2_000, 4_000])(
+    'data nested %d deep: parked invalid, naming the field, no overflow',
+    async (depth) => {
+      const data: Record<string, unknown> = { customerId: 'C-1', currency: 'EUR' };
+      let inner = data;
+      for (let level = 0; level < depth; level++) {
+        const next: Record<string, unknown> = {};
+        inner.nested = next;
+        inner = next;
+      }
+      const entry = { transactionId: 'T-1', orderId: 'O-1', sequence: 1, type: 'OrderCreated', data };
+      const input = file(
+        'deep.ndjson',
+        JSON.stringify({ messageId: 'D-1', sessionId: 'main', body: { batchId: 'D-1', entries: [entry] } }),
+      );
+      const reportPath = join(dir, 'deep.json');
+
+      expect(await main(['--input', input, '--report', reportPath, '--quiet'])).toBe(0);
+
+      const report = readReport(reportPath);
+      expect(report.orders).toEqual([]);
+      expect(report.parked).toHaveLength(1);
+      expect(report.parked[0]).toMatchObject({ reason: 'invalid', transactionId: 'T-1' });
+      expect(report.parked[0].description).toContain('entries[0].data');
+      expect(report.parked[0].description).toContain(`nested more than ${MAX_ENTRY_DEPTH} levels`);
+      expect(stderr.join('')).toBe('');
+    },
+  );
 
   it('exit 0 on an input full of bad bodies: each parked, whole or entry by entry', async () => {
     const lines = [

@@ -1,5 +1,6 @@
 import {
   describeProblems,
+  MAX_ENTRY_DEPTH,
   parseEntryMessage,
   parseLedgerMessage,
   validateEntry,
@@ -374,6 +375,40 @@ describe('validateEntry: the entry as a whole', () => {
     expect(problem.startsWith('sequence must be an integer >= 1, got "xxx')).toBe(true);
     expect(problem.endsWith('...')).toBe(true);
     expect(problem.length).toBeLessThan(120);
+  });
+});
+
+describe('validateEntry: how deep an entry may nest', () => {
+  /** `levels` objects nested inside one another: 1 is `{}`. */
+  function nested(levels: number): Raw {
+    const root: Raw = {};
+    let inner = root;
+    for (let level = 1; level < levels; level++) {
+      const next: Raw = {};
+      inner.deeper = next;
+      inner = next;
+    }
+    return root;
+  }
+
+  it(`accepts an entry of exactly ${MAX_ENTRY_DEPTH} levels, its unknown field dropped`, () => {
+    // The entry is level 1, its data level 2: data may hold MAX_ENTRY_DEPTH - 2 more.
+    const data = { ...(VALID.OrderCreated.data as Raw), extra: nested(MAX_ENTRY_DEPTH - 2) };
+    expect(valueOf(validateEntry(withData(VALID.OrderCreated, data))).data).toEqual(VALID.OrderCreated.data);
+  });
+
+  it('parks one level deeper, naming the field, and also 100,000 levels without recursion', () => {
+    for (const levels of [MAX_ENTRY_DEPTH - 1, 100_000]) {
+      const data = { ...(VALID.OrderCreated.data as Raw), extra: nested(levels) };
+      expect(problemsOf(validateEntry(withData(VALID.OrderCreated, data), 'entries[0]'))).toEqual([
+        `entries[0].data is nested more than ${MAX_ENTRY_DEPTH} levels deep (the entry is level 1)`,
+      ]);
+    }
+    const arrays = {
+      ...VALID.OrderCreated,
+      note: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
+    };
+    expect(problemsOf(validateEntry(arrays))[0]).toContain('note is nested more than');
   });
 });
 

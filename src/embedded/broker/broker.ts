@@ -11,6 +11,7 @@
  */
 import { PermanentError } from '../../domain/errors';
 import { BrokerCore } from './core';
+import { cloneBody } from './clone-body';
 import { checkId, countBatches } from './message-size';
 import { allActive, createQueueState, nextAvailableSession, resolveSettings } from './queue-state';
 import { createSessionReceiver } from './session-receiver';
@@ -30,7 +31,12 @@ import type {
 } from './types';
 
 export * from './types';
-export { countBatches, estimateMessageBytes, STANDARD_TIER_MAX_BATCH_BYTES } from './message-size';
+export {
+  countBatches,
+  estimateMessageBytes,
+  MAX_SERVICE_BUS_ID_LENGTH,
+  STANDARD_TIER_MAX_BATCH_BYTES,
+} from './message-size';
 
 export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): EmbeddedBroker {
   const core = new BrokerCore(options);
@@ -137,7 +143,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       return allActive(core.queueOf(name)).map((message) => ({
         messageId: message.messageId,
         sessionId: message.sessionId,
-        body: structuredClone(message.body),
+        body: cloneBody(message.body),
         correlationId: message.correlationId,
         subject: message.subject,
         applicationProperties: { ...message.applicationProperties },
@@ -152,7 +158,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       core.expireLocks();
       return core.queueOf(name).deadLetters.map((message) => ({
         ...message,
-        body: structuredClone(message.body),
+        body: cloneBody(message.body),
         applicationProperties: { ...message.applicationProperties },
       }));
     },
@@ -164,7 +170,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       const [taken] = deadLetters.splice(index, 1);
       return {
         ...taken,
-        body: structuredClone(taken.body),
+        body: cloneBody(taken.body),
         applicationProperties: { ...taken.applicationProperties },
       };
     },

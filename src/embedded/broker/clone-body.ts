@@ -2,8 +2,10 @@
  * Copies of message bodies: what a queue keeps and what each delivery gets, so that no handler can
  * change what would be redelivered.
  */
+import { PermanentError } from '../../domain/errors';
 
 const NOT_PLAIN = Symbol('not plain');
+
 /** Deeper than any body the app sends; deeper ones, and cycles, go to structuredClone. */
 const MAX_PLAIN_DEPTH = 64;
 
@@ -51,5 +53,21 @@ function copyPlain(value: unknown, depth: number): unknown {
  */
 export function cloneBody(body: unknown): unknown {
   const copy = copyPlain(body, 0);
-  return copy === NOT_PLAIN ? structuredClone(body) : copy;
+  if (copy !== NOT_PLAIN) return copy;
+  try {
+    return structuredClone(body);
+  } catch (error) {
+    if ((error as Error | undefined)?.name !== 'RangeError') throw error;
+  }
+  // Too deep for structuredClone's stack. On the wire the body is its JSON text
+  // (@azure/service-bus src/dataTransformer.ts, defaultDataTransformer.encode: JSON.stringify into
+  // a data section), and JSON goes deeper; what JSON cannot write, that SDK refuses to send.
+  try {
+    return JSON.parse(JSON.stringify(body)) as unknown;
+  } catch (error) {
+    throw new PermanentError(
+      'message-body-unserializable',
+      `the message body cannot be written as JSON: ${(error as Error).message}`,
+    );
+  }
 }

@@ -8,7 +8,7 @@ import type { OutgoingMessage } from '../../services/ports';
 export const STANDARD_TIER_MAX_BATCH_BYTES = 262_144;
 
 /** Service Bus refuses longer message and session ids. */
-const MAX_ID_LENGTH = 128;
+export const MAX_SERVICE_BUS_ID_LENGTH = 128;
 
 /** Headers, system properties and AMQP framing; a rough allowance, the same for every message. */
 const MESSAGE_OVERHEAD_BYTES = 100;
@@ -51,10 +51,10 @@ export function countBatches(messages: readonly OutgoingMessage[], maxBatchBytes
 }
 
 export function checkId(kind: string, id: string | undefined, messageId: string): void {
-  if (id !== undefined && id.length > MAX_ID_LENGTH) {
+  if (id !== undefined && id.length > MAX_SERVICE_BUS_ID_LENGTH) {
     throw new PermanentError(
       'id-too-long',
-      `${kind} of message ${messageId} is over ${MAX_ID_LENGTH} characters`,
+      `${kind} of message ${messageId} is over ${MAX_SERVICE_BUS_ID_LENGTH} characters`,
     );
   }
 }

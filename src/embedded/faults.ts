@@ -112,6 +112,10 @@ export function withTransientFaults(
  * A producer whose sends for one order reach the broker out of order: with the given probability a
  * message is held back and reaches the broker after the next send to its queue (or at `flush`), so
  * later entries of its order overtake it.
+ *
+ * What is held is taken and added synchronously, before any await: with several producers sending
+ * at once, a message held back while another send was in flight is never overwritten (the fault
+ * must reorder, never lose).
  */
 export function withReorderFaults(
   sender: MessageSender,
@@ -120,10 +124,16 @@ export function withReorderFaults(
 ): MessageSender & { reordered: () => number; flush: () => Promise<boolean> } {
   let reordered = 0;
   const held = new Map<string, OutgoingMessage[]>();
-  const release = async (queue: string): Promise<void> => {
+  const take = (queue: string): OutgoingMessage[] => {
     const late = held.get(queue) ?? [];
     held.delete(queue);
-    if (late.length > 0) await sender.send(queue, late);
+    return late;
+  };
+  const hold = (queue: string, messages: OutgoingMessage[]): void => {
+    if (messages.length === 0) return;
+    const already = held.get(queue);
+    if (already) already.push(...messages);
+    else held.set(queue, messages);
   };
   return {
     reordered: () => reordered,
@@ -132,13 +142,28 @@ export function withReorderFaults(
       const later: OutgoingMessage[] = [];
       for (const message of messages) (probability > 0 && random() < probability ? later : now).push(message);
       reordered += later.length;
-      if (now.length > 0) await sender.send(queue, now);
-      await release(queue);
-      if (later.length > 0) held.set(queue, later);
+      const late = take(queue);
+      hold(queue, later);
+      // A refused send must not drop what an earlier call held back: it is held again.
+      try {
+        if (now.length > 0) await sender.send(queue, now);
+        if (late.length > 0) await sender.send(queue, late);
+      } catch (error) {
+        hold(queue, late);
+        throw error;
+      }
     },
     async flush() {
       const queues = [...held.keys()];
-      for (const queue of queues) await release(queue);
+      const batches = queues.map((queue) => [queue, take(queue)] as const);
+      for (const [queue, late] of batches) {
+        try {
+          await sender.send(queue, late);
+        } catch (error) {
+          hold(queue, late);
+          throw error;
+        }
+      }
       return queues.length > 0;
     },
   };

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseInputFile } from '../../src/cli/input-file';
 import type { FaultSpec } from '../../src/embedded/faults';
 import type { Report } from '../../src/embedded/report';
-import { FAST, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';
+import { added, created, FAST, ledger, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';
 import { generateWorkload } from '../support/workload';
 
 const EVERY_FAULT: FaultSpec = { duplicate: 0.2, crashAfterCommit: 0.1, transient: 0.1, reorder: 0.3 };
@@ -100,4 +100,24 @@ describe('the sample file', () => {
       expect(faulty.host.crashesInjected + faulty.host.failed).toBeGreaterThan(0);
     },
   );
+});
+
+describe('reorder with several ledger streams forwarding at once', () => {
+  it('loses no order: 12 whole-order batches over main, east and west, reorder=0.9 seed 1', async () => {
+    const inputs = ['main', 'east', 'west'].flatMap((stream) =>
+      [0, 1, 2, 3].map((n) => {
+        const orderId = `O-${stream}-${n}`;
+        const entries = [
+          created(orderId, `${orderId}-t1`, 1),
+          added(orderId, `${orderId}-t2`, 2),
+          added(orderId, `${orderId}-t3`, 3),
+          added(orderId, `${orderId}-t4`, 4, 1, 100, true),
+        ];
+        return { ...ledger(`B-${orderId}`, entries), sessionId: stream };
+      }),
+    );
+    const { clean, faulty } = await withAndWithout(inputs, 1, { reorder: 0.9 });
+    expect(clean.report.orders.map((order) => order.orderId)).toHaveLength(12);
+    expectSameOutcome(clean, faulty);
+  });
 });

@@ -7,7 +7,8 @@
 import { PermanentError, TransientError } from '../domain/errors';
 import { StepFailedError } from '../domain/saga';
 import type { Carrier, Downstream, OrderLineInput } from '../services/fulfillment/ports';
-import type { Document, DocumentContainer } from '../services/ports';
+import { updateDocument, type Change } from '../services/optimistic-update';
+import type { Document, DocumentContainer, Stored } from '../services/ports';
 
 export const INVENTORY_CONTAINER = 'inventory';
 export const INVENTORY_PARTITION_KEY_PATH = '/sku';
@@ -25,7 +26,6 @@ export interface DownstreamOptions {
 }
 
 export const DEFAULT_CARRIER_CAPACITY: Readonly<Record<Carrier, number>> = { primary: 20, alternate: 60 };
-const MAX_WRITE_ATTEMPTS = 10;
 
 interface StockDocument extends Document {
   sku: string;
@@ -61,44 +61,39 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
   const now = options.now ?? Date.now;
 
   /** The stock of a sku, seeded from the catalog on first use; undefined for an unknown sku. */
-  async function stockOf(sku: string): Promise<{ document: StockDocument; etag: string } | undefined> {
+  async function stockOf(sku: string): Promise<Stored<StockDocument> | undefined> {
     const stored = await inventory.read<StockDocument>(sku, sku);
     if (stored !== undefined) return stored;
-    if (!(sku in catalog)) return undefined;
+    if (!Object.hasOwn(catalog, sku)) return undefined;
     await inventory.create({ id: sku, sku, available: catalog[sku], holds: {} });
     return inventory.read<StockDocument>(sku, sku);
   }
 
-  /** Read, change, replace with the etag; again when another writer won. */
-  async function changeStock(
+  /** Changes a sku's stock on its etag; `unknown-sku` when the catalog has no such sku. */
+  function changeStock<R>(
     sku: string,
-    change: (stock: StockDocument) => StockDocument | 'unchanged',
-  ): Promise<StockDocument | undefined> {
-    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      const stored = await stockOf(sku);
-      if (stored === undefined) return undefined;
-      const next = change(stored.document);
-      if (next === 'unchanged') return stored.document;
-      const result = await inventory.replace(next, { ifMatch: stored.etag });
-      if (result.status === 200) return next;
-    }
-    throw new TransientError(
-      'stock-contention',
-      `stock of ${sku} kept changing under ${MAX_WRITE_ATTEMPTS} writes`,
+    change: (stock: StockDocument) => Change<StockDocument, R>,
+  ): Promise<R | 'unknown-sku'> {
+    return updateDocument<StockDocument, R | 'unknown-sku'>(
+      inventory,
+      () => stockOf(sku),
+      (stored) =>
+        stored === undefined ? { next: undefined, result: 'unknown-sku' } : change(stored.document),
+      { code: 'stock-contention', subject: `stock of ${sku}` },
     );
   }
 
   async function release(orderId: string, skus: Iterable<string>): Promise<Record<string, number>> {
     const released: Record<string, number> = {};
     for (const sku of skus) {
-      await changeStock(sku, (stock) => {
-        const held = stock.holds[orderId];
-        if (held === undefined) return 'unchanged';
-        released[sku] = held;
+      const held = await changeStock<number | null>(sku, (stock) => {
+        const quantity = stock.holds[orderId];
+        if (quantity === undefined) return { next: undefined, result: null };
         const holds = { ...stock.holds };
         delete holds[orderId];
-        return { ...stock, available: stock.available + held, holds };
+        return { next: { ...stock, available: stock.available + quantity, holds }, result: quantity };
       });
+      if (typeof held === 'number') released[sku] = held;
     }
     return released;
   }
@@ -109,26 +104,32 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
         const wanted = quantities(lines);
         const reserved: Record<string, number> = {};
         for (const [sku, quantity] of wanted) {
-          let shortfall: string | undefined;
-          const stock = await changeStock(sku, (current) => {
-            if (current.holds[orderId] !== undefined) return 'unchanged';
+          const held = await changeStock<'held' | { shortfall: string }>(sku, (current) => {
+            if (current.holds[orderId] !== undefined) return { next: undefined, result: 'held' };
             if (current.available < quantity) {
-              shortfall = `${sku}: ${quantity} wanted, ${current.available} available`;
-              return 'unchanged';
+              return {
+                next: undefined,
+                result: { shortfall: `${sku}: ${quantity} wanted, ${current.available} available` },
+              };
             }
-            return {
+            const next: StockDocument = {
               ...current,
               available: current.available - quantity,
               holds: { ...current.holds, [orderId]: quantity },
             };
+            return { next, result: 'held' };
           });
-          if (stock === undefined || shortfall !== undefined) {
+          if (held !== 'held') {
             // All or nothing: give back what this order already holds before refusing.
             await release(orderId, wanted.keys());
-            if (stock === undefined) {
+            if (held === 'unknown-sku') {
               throw new StepFailedError('reserveInventory', 'unknown-sku', `unknown sku ${sku}`);
             }
-            throw new StepFailedError('reserveInventory', 'out-of-stock', `not enough stock of ${shortfall}`);
+            throw new StepFailedError(
+              'reserveInventory',
+              'out-of-stock',
+              `not enough stock of ${held.shortfall}`,
+            );
           }
           reserved[sku] = quantity;
         }
@@ -168,18 +169,17 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
       },
       async refund(orderId, amount) {
         const id = `charge:${orderId}`;
-        for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-          const existing = await records.read<ChargeDocument>(orderId, id);
-          if (existing === undefined) return { refunded: 0 };
-          const refunded = Math.min(amount, existing.document.amount);
-          if (existing.document.refunded === refunded) return { refunded };
-          const result = await records.replace(
-            { ...existing.document, refunded },
-            { ifMatch: existing.etag },
-          );
-          if (result.status === 200) return { refunded };
-        }
-        throw new TransientError('charge-contention', `charge of ${orderId} kept changing`);
+        return updateDocument<ChargeDocument, { refunded: number }>(
+          records,
+          () => records.read<ChargeDocument>(orderId, id),
+          (existing) => {
+            if (existing === undefined) return { next: undefined, result: { refunded: 0 } };
+            const refunded = Math.min(amount, existing.document.amount);
+            if (existing.document.refunded === refunded) return { next: undefined, result: { refunded } };
+            return { next: { ...existing.document, refunded }, result: { refunded } };
+          },
+          { code: 'charge-contention', subject: `charge of ${orderId}` },
+        );
       },
     },
 
@@ -194,37 +194,39 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
           );
         }
         const id = `shipment:${orderId}`;
-        const existing = await records.read<ShipmentDocument>(orderId, id);
-        if (existing !== undefined && existing.document.status === 'booked') {
-          return { shipmentId: id, carrier: existing.document.carrier };
-        }
-        const shipment: ShipmentDocument = {
-          id,
-          orderId,
-          kind: 'shipment',
-          carrier,
-          status: 'booked',
-          bookedAt: now(),
-        };
-        const result =
-          existing === undefined
-            ? await records.create(shipment)
-            : await records.replace(shipment, { ifMatch: existing.etag });
-        if (result.status === 201 || result.status === 200) return { shipmentId: id, carrier };
-        throw new TransientError('shipment-contention', `shipment ${id} changed while booking`);
+        return updateDocument<ShipmentDocument, { shipmentId: string; carrier: Carrier }>(
+          records,
+          () => records.read<ShipmentDocument>(orderId, id),
+          (existing) => {
+            if (existing !== undefined && existing.document.status === 'booked') {
+              return { next: undefined, result: { shipmentId: id, carrier: existing.document.carrier } };
+            }
+            const shipment: ShipmentDocument = {
+              id,
+              orderId,
+              kind: 'shipment',
+              carrier,
+              status: 'booked',
+              bookedAt: now(),
+            };
+            return { next: shipment, result: { shipmentId: id, carrier } };
+          },
+          { code: 'shipment-contention', subject: `shipment ${id}` },
+        );
       },
       async cancel(orderId) {
         const id = `shipment:${orderId}`;
-        const existing = await records.read<ShipmentDocument>(orderId, id);
-        if (existing === undefined || existing.document.status === 'cancelled')
-          return { cancelled: existing !== undefined };
-        const result = await records.replace(
-          { ...existing.document, status: 'cancelled' },
-          { ifMatch: existing.etag },
+        return updateDocument<ShipmentDocument, { cancelled: boolean }>(
+          records,
+          () => records.read<ShipmentDocument>(orderId, id),
+          (existing) => {
+            if (existing === undefined) return { next: undefined, result: { cancelled: false } };
+            if (existing.document.status === 'cancelled')
+              return { next: undefined, result: { cancelled: true } };
+            return { next: { ...existing.document, status: 'cancelled' }, result: { cancelled: true } };
+          },
+          { code: 'shipment-contention', subject: `shipment ${id}` },
         );
-        if (result.status !== 200)
-          throw new TransientError('shipment-contention', `shipment ${id} changed while cancelling`);
-        return { cancelled: true };
       },
     },
 

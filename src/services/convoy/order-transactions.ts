@@ -4,7 +4,8 @@
  * unique id (409) and etag (412) are the only arbiters between racing deliveries.
  */
 import { admit, decideEntry, newOrderState, type Decision, type ParkReason } from '../../domain/order';
-import { PermanentError, TransientError } from '../../domain/errors';
+import { PermanentError } from '../../domain/errors';
+import { updateOptimistically, type OptimisticTarget } from '../optimistic-update';
 import { park, type ParkRequest } from './parking';
 import { QUEUE } from '../queues';
 import type { OrderCache } from './order-cache';
@@ -25,8 +26,6 @@ import type {
 } from '../ports';
 
 export const CONSUMER = 'orderTransactions';
-/** Writes lost to another writer before giving up and letting the broker redeliver. */
-const MAX_WRITE_ATTEMPTS = 8;
 
 export interface OrderTransactionDeps {
   orders: DocumentContainer;
@@ -72,71 +71,101 @@ export async function processOrderTransaction(
     sequence: entry.sequence,
   };
 
-  let stored = deps.cache.get(orderId);
-  for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-    const decision = decideEntry(
-      stored?.document ?? newOrderState(orderId),
-      entry,
-      digest,
-      message.messageId,
-      message.applicationProperties,
-    );
-    if (decision.kind === 'duplicate') {
-      await redoOutbox(deps, stored, message.messageId);
-      deps.telemetry.metric('entries.duplicate', 1, properties);
-      return { kind: 'duplicate', orderId };
-    }
-    if (decision.kind === 'park') {
-      await park(deps, [parkRequest(message, decision.reason, decision.description, decision.transactionId)]);
-      return { kind: 'parked', reason: decision.reason, orderId };
-    }
-
-    const document = orderDocument(decision, stored?.document.correlationId ?? correlationId, message);
-    const marker: InboxMarker = {
-      id: inboxMarkerId(CONSUMER, message.messageId),
-      kind: 'inbox',
-      orderId,
-      consumer: CONSUMER,
-      messageId: message.messageId,
-      transactionId: entry.transactionId,
-      digest,
-      outcome: decision.outcome,
-      ttl: deps.inboxMarkerTtlSeconds,
-    };
-    const result = await deps.orders.batch(orderId, [
-      { op: 'create', document: marker },
-      stored === undefined ? { op: 'create', document } : { op: 'replace', document, ifMatch: stored.etag },
-    ]);
-
-    if (result.ok) {
-      stored = { document, etag: result.results[1].etag ?? '' };
-      deps.cache.set(orderId, stored);
-      await performOutbox(deps, document.outbox);
-      return recordChange(deps, decision, properties);
-    }
-    const [markerResult, orderResult] = result.results;
-    if (markerResult.status === 409) {
-      // This very message was committed by an earlier delivery: a duplicate, whatever the cache said.
-      stored = await reload(deps, orderId);
-      await redoOutbox(deps, stored, message.messageId);
-      deps.telemetry.metric('entries.duplicate', 1, properties);
-      return { kind: 'duplicate', orderId };
-    }
-    if (orderResult.status === 409 || orderResult.status === 412 || orderResult.status === 404) {
+  // The one optimistic update, on a target of the consumer's own: the first read comes from the
+  // session's cache, and the write is the batch of the order and its inbox marker, which has a third
+  // outcome a plain replace has not: the marker exists, so this very message was committed before.
+  const target: OptimisticTarget<OrderDocument, Attempt> = {
+    read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reload(deps, orderId)),
+    async write(document, current, attempt) {
+      if (attempt.kind !== 'change') throw new Error(`order ${orderId}: only a change is written`);
+      const marker: InboxMarker = {
+        id: inboxMarkerId(CONSUMER, message.messageId),
+        kind: 'inbox',
+        orderId,
+        consumer: CONSUMER,
+        messageId: message.messageId,
+        transactionId: entry.transactionId,
+        digest,
+        outcome: attempt.decision.outcome,
+        ttl: deps.inboxMarkerTtlSeconds,
+      };
+      const result = await deps.orders.batch(orderId, [
+        { op: 'create', document: marker },
+        current === undefined
+          ? { op: 'create', document }
+          : { op: 'replace', document, ifMatch: current.etag },
+      ]);
+      const [markerResult, orderResult] = result.results;
+      if (result.ok) {
+        if (orderResult.etag === undefined) {
+          throw new PermanentError(
+            'missing-etag',
+            `the batch for order ${orderId} returned no etag for the order`,
+          );
+        }
+        deps.cache.set(orderId, { document, etag: orderResult.etag });
+        return { kind: 'written' };
+      }
+      if (markerResult.status === 409) return { kind: 'settled', result: { kind: 'committed-before' } };
       // Another writer got there first: decide again on what it wrote.
-      stored = await reload(deps, orderId);
-      continue;
-    }
-    throw new PermanentError(
-      'unexpected-batch-result',
-      `batch for order ${orderId} failed with statuses ${result.results.map((r) => r.status).join(', ')}`,
-    );
-  }
-  throw new TransientError(
-    'order-contention',
-    `order ${orderId} changed under ${MAX_WRITE_ATTEMPTS} consecutive writes; the message will be redelivered`,
+      if (orderResult.status === 409 || orderResult.status === 412 || orderResult.status === 404) {
+        return { kind: 'lost' };
+      }
+      throw new PermanentError(
+        'unexpected-batch-result',
+        `batch for order ${orderId} failed with statuses ${result.results.map((r) => r.status).join(', ')}`,
+      );
+    },
+  };
+
+  const attempt = await updateOptimistically<OrderDocument, Attempt>(
+    target,
+    (current) => {
+      const decision = decideEntry(
+        current?.document ?? newOrderState(orderId),
+        entry,
+        digest,
+        message.messageId,
+        message.applicationProperties,
+      );
+      if (decision.kind !== 'change')
+        return { next: undefined, result: { kind: 'settled', decision, current } };
+      const document = orderDocument(decision, current?.document.correlationId ?? correlationId, message);
+      return { next: document, result: { kind: 'change', decision, document } };
+    },
+    { code: 'order-contention', subject: `order ${orderId}` },
   );
+
+  if (attempt.kind === 'committed-before') {
+    // This very message was committed by an earlier delivery: a duplicate, whatever the cache said.
+    await redoOutbox(deps, await reload(deps, orderId), message.messageId);
+    deps.telemetry.metric('entries.duplicate', 1, properties);
+    return { kind: 'duplicate', orderId };
+  }
+  if (attempt.kind === 'settled') {
+    const { decision } = attempt;
+    if (decision.kind === 'duplicate') {
+      await redoOutbox(deps, attempt.current, message.messageId);
+      deps.telemetry.metric('entries.duplicate', 1, properties);
+      return { kind: 'duplicate', orderId };
+    }
+    await park(deps, [parkRequest(message, decision.reason, decision.description, decision.transactionId)]);
+    return { kind: 'parked', reason: decision.reason, orderId };
+  }
+  await performOutbox(deps, attempt.document.outbox);
+  return recordChange(deps, attempt.decision, properties);
 }
+
+/** The decision on the order (a change to write, or a duplicate or park that writes nothing), or that
+ * the inbox marker showed the message committed before. */
+type Attempt =
+  | { kind: 'change'; decision: Extract<Decision, { kind: 'change' }>; document: OrderDocument }
+  | {
+      kind: 'settled';
+      decision: Exclude<Decision, { kind: 'change' }>;
+      current: Stored<OrderDocument> | undefined;
+    }
+  | { kind: 'committed-before' };
 
 async function reload(
   deps: OrderTransactionDeps,

@@ -13,7 +13,7 @@ import {
 import { CANCEL_CONFIRMED_ORDER, CANCEL_EVENT, REVIEW_EVENT, cancellationInstanceId } from './starter';
 import { fulfillmentInputOf, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OrchestrationClient } from '../ports';
-import { readSagaRecord, updateSagaRecord, type SagaRecord } from './saga-record';
+import { readSagaRecord, updateSagaRecord, type CancelRequest, type SagaRecord } from './saga-record';
 
 export interface ApiResult {
   status: number;
@@ -79,38 +79,50 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
 
   // The request is recorded first, on the record's etag: either the saga sees it before it completes,
   // or this call sees the saga completed. Never both, never neither.
-  let outcome: ApiResult | undefined;
   const at = new Date(deps.now()).toISOString();
-  const saga = await updateSagaRecord(
+  const recorded = await updateSagaRecord<
+    { answer: ApiResult } | { deliver: SagaRecord; cancel: CancelRequest }
+  >(
     deps.orders,
     orderId,
     () => existing,
     (record) => {
       if (record.cancel?.delivered === true) {
-        outcome = {
-          status: 200,
-          body: { orderId, message: 'cancellation already requested', saga: sagaView(record) },
+        return {
+          next: undefined,
+          result: {
+            answer: {
+              status: 200,
+              body: { orderId, message: 'cancellation already requested', saga: sagaView(record) },
+            },
+          },
         };
-        return record;
       }
       // Recorded but never delivered (the delivery failed): deliver it now.
-      if (record.cancel !== null) return record;
+      if (record.cancel !== null)
+        return { next: undefined, result: { deliver: record, cancel: record.cancel } };
       if (record.status !== 'running' && record.status !== 'completed') {
-        outcome = conflict(
-          `the fulfillment of order ${orderId} is ${record.status}; there is nothing left to cancel`,
-        );
-        return record;
+        return {
+          next: undefined,
+          result: {
+            answer: conflict(
+              `the fulfillment of order ${orderId} is ${record.status}; there is nothing left to cancel`,
+            ),
+          },
+        };
       }
       const afterPointOfNoReturn =
         record.status === 'completed' || isPastPointOfNoReturn(completedSteps(record));
       const fee = afterPointOfNoReturn
         ? refundAfterCancellationFee(order.total, deps.cancellationFeePercent).fee
         : null;
-      return { ...record, cancel: { requestedAt: at, afterPointOfNoReturn, fee, delivered: false } };
+      const cancel: CancelRequest = { requestedAt: at, afterPointOfNoReturn, fee, delivered: false };
+      const next: SagaRecord = { ...record, cancel };
+      return { next, result: { deliver: next, cancel } };
     },
   );
-  if (outcome !== undefined || saga.cancel === null)
-    return outcome ?? conflict('cancellation could not be recorded');
+  if ('answer' in recorded) return recorded.answer;
+  const { deliver: saga, cancel } = recorded;
 
   // Both deliveries are idempotent: an existing instance is not started again, and a saga that
   // already took a cancel, or finished, ignores another.
@@ -126,12 +138,15 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
     deps.orders,
     orderId,
     () => saga,
-    (record) =>
-      record.cancel === null || record.cancel.delivered
-        ? record
-        : { ...record, cancel: { ...record.cancel, delivered: true } },
+    (record) => ({
+      next:
+        record.cancel === null || record.cancel.delivered
+          ? undefined
+          : { ...record, cancel: { ...record.cancel, delivered: true } },
+      result: undefined,
+    }),
   );
-  const { afterPointOfNoReturn, fee } = saga.cancel;
+  const { afterPointOfNoReturn, fee } = cancel;
   return {
     status: 202,
     body: {

@@ -15,6 +15,7 @@ import {
   type SagaStatus,
 } from '../../domain/saga';
 import type { Downstream } from './ports';
+import type { Change } from '../optimistic-update';
 import type { DocumentContainer, FulfillmentInput, Telemetry } from '../ports';
 import { sagaRecordId, updateSagaRecord, type SagaRecord } from './saga-record';
 
@@ -50,11 +51,11 @@ function initialRecord(order: FulfillmentInput, now: string): SagaRecord {
 }
 
 /** Changes the order's saga record, creating it on first use. */
-function changeRecord(
+function changeRecord<R>(
   deps: SagaDeps,
   order: FulfillmentInput,
-  change: (record: SagaRecord) => SagaRecord,
-): Promise<SagaRecord> {
+  change: (record: SagaRecord) => Change<SagaRecord, R>,
+): Promise<R> {
   return updateSagaRecord(
     deps.orders,
     order.orderId,
@@ -107,16 +108,17 @@ export async function runOperation(
   const at = () => new Date(deps.now()).toISOString();
   const kind = operationKind(name);
   const isCompensation = kind.kind === 'compensation';
-  let previous: OperationOutcome | undefined;
-  await changeRecord(deps, input.order, (record) => {
+  const previous = await changeRecord<OperationOutcome | undefined>(deps, input.order, (record) => {
     const entry = record.steps[name];
-    if (entry?.status === 'completed') previous = { ok: true, result: entry.result };
+    if (entry?.status === 'completed') return { next: undefined, result: { ok: true, result: entry.result } };
     // A step refused for good stays refused; a compensation is tried again whenever asked.
-    else if (entry?.status === 'failed' && !isCompensation) {
-      previous = { ok: false, code: entry.code ?? 'failed', message: entry.error ?? 'failed' };
+    if (entry?.status === 'failed' && !isCompensation) {
+      return {
+        next: undefined,
+        result: { ok: false, code: entry.code ?? 'failed', message: entry.error ?? 'failed' },
+      };
     }
-    if (previous !== undefined) return record;
-    return {
+    const next: SagaRecord = {
       ...record,
       steps: {
         ...record.steps,
@@ -132,6 +134,7 @@ export async function runOperation(
         },
       },
     };
+    return { next, result: undefined };
   });
   if (previous !== undefined) return previous;
 
@@ -147,9 +150,9 @@ export async function runOperation(
   }
   await changeRecord(deps, input.order, (record) => {
     const entry = record.steps[name];
-    if (entry === undefined) return record;
+    if (entry === undefined) return { next: undefined, result: undefined };
     const status = outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed';
-    return {
+    const next: SagaRecord = {
       ...record,
       steps: {
         ...record.steps,
@@ -163,6 +166,7 @@ export async function runOperation(
         },
       },
     };
+    return { next, result: undefined };
   });
   deps.telemetry.metric(
     `saga.operation.${outcome.ok ? 'completed' : thrown !== undefined ? 'retrying' : 'failed'}`,
@@ -191,19 +195,22 @@ export async function recordSagaStatus(
   change: StatusChange,
 ): Promise<{ cancelRequested: boolean }> {
   const at = new Date(deps.now()).toISOString();
-  const record = await changeRecord(deps, change.order, (current) =>
-    current.status === change.status &&
-    current.reason === change.reason &&
-    current.instanceId === change.instanceId
-      ? current
-      : {
-          ...current,
-          instanceId: change.instanceId,
-          status: change.status,
-          reason: change.reason,
-          transitions: [...current.transitions, { at, status: change.status, reason: change.reason }],
-        },
-  );
+  const record = await changeRecord(deps, change.order, (current) => {
+    if (
+      current.status === change.status &&
+      current.reason === change.reason &&
+      current.instanceId === change.instanceId
+    )
+      return { next: undefined, result: current };
+    const next: SagaRecord = {
+      ...current,
+      instanceId: change.instanceId,
+      status: change.status,
+      reason: change.reason,
+      transitions: [...current.transitions, { at, status: change.status, reason: change.reason }],
+    };
+    return { next, result: next };
+  });
   deps.telemetry.event(`Saga.${change.status}`, {
     orderId: change.order.orderId,
     instanceId: change.instanceId,
@@ -222,9 +229,9 @@ export interface AlertInput {
 
 /** A compensation keeps failing: a person must look. Log-worthy event, metric, and a count on the record. */
 export async function raiseSagaAlert(deps: SagaDeps, alert: AlertInput): Promise<void> {
-  const record = await changeRecord(deps, alert.order, (current) => ({
-    ...current,
-    alerts: current.alerts + 1,
+  const alerts = await changeRecord(deps, alert.order, (current) => ({
+    next: { ...current, alerts: current.alerts + 1 },
+    result: current.alerts + 1,
   }));
   deps.telemetry.trace('error', `saga of order ${alert.order.orderId} needs attention: ${alert.message}`, {
     orderId: alert.order.orderId,
@@ -236,7 +243,7 @@ export async function raiseSagaAlert(deps: SagaDeps, alert: AlertInput): Promise
     instanceId: alert.instanceId,
     failed: alert.failed.join(','),
     message: alert.message,
-    alerts: record.alerts,
+    alerts,
     correlationId: alert.order.correlationId,
   });
   deps.telemetry.metric('saga.alerts', 1);

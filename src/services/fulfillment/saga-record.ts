@@ -4,8 +4,8 @@
  * an operator reads, and each step's entry doubles as its two-phase record: `running` means started
  * and not known to be finished, and a later attempt that finds it so runs it again, never skips it.
  */
-import { TransientError } from '../../domain/errors';
 import type { CompensationName, OperationName, SagaStatus } from '../../domain/saga';
+import { updateDocument, type Change } from '../optimistic-update';
 import type { Document, DocumentContainer } from '../ports';
 
 export type { OperationName };
@@ -50,8 +50,6 @@ export function sagaRecordId(orderId: string): string {
   return `saga:${orderId}`;
 }
 
-const MAX_WRITE_ATTEMPTS = 10;
-
 export async function readSagaRecord(
   orders: DocumentContainer,
   orderId: string,
@@ -60,25 +58,24 @@ export async function readSagaRecord(
 }
 
 /**
- * Applies `change` to the record with optimistic concurrency, creating it from `initial` when absent.
- * `change` may return the record unchanged (same object) to write nothing.
+ * Applies `change` to the record with optimistic concurrency, creating it from `initial` when absent
+ * (even when `change` writes nothing on it). Returns the change's result.
  */
-export async function updateSagaRecord(
+export function updateSagaRecord<R>(
   orders: DocumentContainer,
   orderId: string,
   initial: () => SagaRecord,
-  change: (record: SagaRecord) => SagaRecord,
-): Promise<SagaRecord> {
-  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const stored = await orders.read<SagaRecord>(orderId, sagaRecordId(orderId));
-    if (stored === undefined) {
-      const created = change(initial());
-      if ((await orders.create(created)).status === 201) return created;
-      continue;
-    }
-    const next = change(stored.document);
-    if (next === stored.document) return next;
-    if ((await orders.replace(next, { ifMatch: stored.etag })).status === 200) return next;
-  }
-  throw new TransientError('saga-record-contention', `saga record of ${orderId} kept changing`);
+  change: (record: SagaRecord) => Change<SagaRecord, R>,
+): Promise<R> {
+  return updateDocument<SagaRecord, R>(
+    orders,
+    () => orders.read<SagaRecord>(orderId, sagaRecordId(orderId)),
+    (stored) => {
+      if (stored !== undefined) return change(stored.document);
+      const created = initial();
+      const changed = change(created);
+      return changed.next === undefined ? { next: created, result: changed.result } : changed;
+    },
+    { code: 'saga-record-contention', subject: `saga record of ${orderId}` },
+  );
 }

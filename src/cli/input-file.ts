@@ -14,6 +14,21 @@ export interface InputLine {
   body: unknown;
 }
 
+/** The entries a ledger message carries, as the app will read its body (JSON text included); 0 when none. */
+export function entryCount(body: unknown): number {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body) as unknown;
+    } catch {
+      return 0;
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 0;
+  const entries = (value as { entries?: unknown }).entries;
+  return Array.isArray(entries) ? entries.length : 0;
+}
+
 /**
  * What the broker would refuse, found before the run with the broker's own measures: an id over
  * Service Bus's length, or a message over the size it accepts (the same estimate and limit it sends with).

@@ -8,9 +8,10 @@ import { parseCatalog } from '../adapters/settings';
 import { ConfigurationError, PermanentError } from '../domain/errors';
 import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
 import { parseInputFile, type InputLine } from './input-file';
-import { createEmbeddedApp, type EmbeddedApp } from '../embedded/app';
-import type { Report } from '../embedded/report';
-import { textTable } from './text-table';
+import { createEmbeddedApp } from '../embedded/app';
+import { entryCount } from './input-file';
+import { snapshotOf, startProgress } from './progress';
+import { summary } from './summary';
 import { runMain } from './run-main';
 
 /** The package root, found from here whether this runs compiled (dist/src/cli) or from source. */
@@ -52,47 +53,6 @@ function loadInput(options: CliOptions): {
   return { name: inputPath, messages: parseInputFile(readText(inputPath, '--input'), inputPath), catalog };
 }
 
-function progressLine(app: EmbeddedApp): string {
-  const host = app.host.stats();
-  const broker = app.broker.stats();
-  const parked = broker['parked']?.sent ?? 0;
-  return (
-    `messages done ${host.succeeded}  active sessions ${host.activeSessions}  ` +
-    `parked ${parked}  duplicates ${app.telemetry.total('entries.duplicate')}  ` +
-    `buffered ${app.telemetry.total('entries.buffered')}`
-  );
-}
-
-export function summary(report: Report, seconds: number): string {
-  const orders = textTable([
-    ['order', 'status', 'total', 'applied', 'waiting for', 'saga', 'reason'],
-    ...report.orders.map((order) => [
-      order.orderId,
-      order.status,
-      String(order.total),
-      String(order.appliedSequence),
-      order.waitingFor === null ? '-' : String(order.waitingFor),
-      order.saga?.status ?? '-',
-      order.saga?.reason ?? '',
-    ]),
-  ]);
-  const byReason = new Map<string, number>();
-  for (const parked of report.parked) byReason.set(parked.reason, (byReason.get(parked.reason) ?? 0) + 1);
-  const parked = textTable([
-    ['parked reason', 'count'],
-    ...[...byReason].map(([reason, count]) => [reason, String(count)]),
-  ]);
-  const s = report.stats;
-  return [
-    orders,
-    '',
-    parked,
-    '',
-    `messages ${s.messages}  applied ${s.applied}  duplicates ${s.duplicates}  parked ${s.parked}  ` +
-      `dead-lettered ${s.deadLettered}  buffered ${s.buffered}  (${seconds.toFixed(2)} s)`,
-  ].join('\n');
-}
-
 export async function main(argv: readonly string[]): Promise<number> {
   let options: CliOptions;
   let input: ReturnType<typeof loadInput>;
@@ -111,6 +71,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw error;
   }
 
+  if (options.input !== undefined && options.catalog === undefined && !options.quiet) {
+    process.stderr.write(
+      'warning: --input without --catalog: no sku has stock, so every saga will compensate ' +
+        'with "unknown sku"; give --catalog FILE ({"SKU-1": 100, ...}), e.g. samples/catalog.json\n',
+    );
+  }
+
   const started = Date.now();
   const app = createEmbeddedApp({
     seed: options.seed,
@@ -121,10 +88,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     sessionIdleTimeoutMs: options.sessionIdleMs,
     log: () => undefined,
   });
-  const live = process.stdout.isTTY === true && !options.quiet;
-  const ticker = live
-    ? setInterval(() => process.stdout.write(`\r${progressLine(app)}\x1b[K`), 100)
-    : undefined;
+  const totalEntries = input.messages.reduce((sum, message) => sum + entryCount(message.body), 0);
+  const progress = startProgress(() => snapshotOf(app), {
+    totalEntries,
+    maxSessions: options.maxConcurrentSessions,
+    mode: options.quiet ? 'off' : process.stdout.isTTY === true ? 'live' : 'lines',
+    write: (text) => process.stdout.write(text),
+  });
   try {
     for (const message of input.messages) {
       try {
@@ -139,17 +109,21 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     await app.drain();
   } finally {
-    if (ticker !== undefined) clearInterval(ticker);
-    if (live) process.stdout.write(`\r${progressLine(app)}\x1b[K\n`);
+    progress.stop();
   }
   const report = await app.report();
   await app.stop();
 
   if (options.report !== undefined) writeFileSync(options.report, `${JSON.stringify(report, null, 2)}\n`);
   if (!options.quiet) {
-    process.stdout.write(`ran ${input.messages.length} ledger messages from ${input.name}\n\n`);
-    process.stdout.write(`${summary(report, (Date.now() - started) / 1000)}\n`);
-    if (options.report !== undefined) process.stdout.write(`\nreport written to ${options.report}\n`);
+    const text = summary(report, {
+      input: input.name,
+      ledgerMessages: input.messages.length,
+      entries: totalEntries,
+      seconds: (Date.now() - started) / 1000,
+      reportPath: options.report,
+    });
+    process.stdout.write(`${text}\n`);
   }
   return 0;
 }

@@ -1,7 +1,7 @@
 /** The `npm start` command (CONTRACTS 3), through `main` as the CLI entry point calls it. */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/start';
 import { MAX_ENTRY_DEPTH } from '../../src/domain/entry';
 import { STANDARD_TIER_MAX_BATCH_BYTES } from '../../src/embedded/broker/broker';
@@ -43,7 +43,8 @@ describe('npm start (main)', () => {
   it('--input and --report: writes the report with orders, parked, deadLettered and stats', async () => {
     const reportPath = join(dir, 'report.json');
 
-    expect(await main(['--input', SAMPLE_PATH, '--report', reportPath])).toBe(0);
+    const catalog = join(dirname(SAMPLE_PATH), 'catalog.json');
+    expect(await main(['--input', SAMPLE_PATH, '--catalog', catalog, '--report', reportPath])).toBe(0);
 
     const report = readReport(reportPath);
     expect(Object.keys(report)).toEqual(
@@ -68,7 +69,7 @@ describe('npm start (main)', () => {
     expect(report.parked.length).toBeGreaterThan(0);
     expect(report.deadLettered).toEqual([]);
     expect(stderr.join('')).toBe('');
-    expect(stdout.join('')).toContain(`report written to ${reportPath}`);
+    expect(stdout.join('')).toContain(`full report: ${reportPath}`);
   });
 
   it('done when: --seed 7 with duplicate, crashAfterCommit and transient faults reports as the run without', async () => {

@@ -12,15 +12,16 @@ import {
   type LedgerInput,
 } from '../../src/embedded/app';
 import type { Downstream } from '../../src/services/fulfillment/ports';
-import {
-  cancelOrder,
-  getOrder,
-  reviewSaga,
-  type OrdersApiDeps,
-} from '../../src/services/fulfillment/orders-api';
+import * as ordersApi from '../../src/services/fulfillment/orders-api';
+import type { OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
 import { readSagaRecord, type SagaRecord } from '../../src/services/fulfillment/saga-record';
 import { cancellationInstanceId } from '../../src/services/fulfillment/starter';
 import type { Entry } from '../../src/domain/entry';
+import { viaHttp } from '../support/http';
+
+const getOrder = viaHttp(ordersApi.getOrder);
+const cancelOrder = viaHttp(ordersApi.cancelOrder);
+const reviewSaga = viaHttp(ordersApi.reviewSaga);
 
 type Line = [sku: string, quantity: number, unitPrice: number];
 

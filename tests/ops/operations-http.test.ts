@@ -1,9 +1,10 @@
 /** The operations HTTP functions (src/functions/operations-http.ts), called as the Functions host would. */
-import { HttpRequest, InvocationContext, type HttpResponseInit } from '@azure/functions';
+import type { HttpResponseInit } from '@azure/functions';
 import { TransientError } from '../../src/domain/errors';
 import { operationsHttp } from '../../src/functions/http/operations-http';
 import type { ReplayDeps } from '../../src/services/operations/replay';
 import { added, entryMessageFor, messageIdOf } from '../support/e2e';
+import { invokeHttp } from '../support/http';
 import {
   fakeDateOnly,
   moveClockPastDuplicateWindow,
@@ -29,20 +30,11 @@ function call(
   params: Record<string, string>,
   body?: string,
 ): Promise<HttpResponseInit> {
-  const definition = operationsHttp(() => deps).find((d) => d.name === name);
-  if (definition === undefined) throw new Error(`no function ${name}`);
-  const request = new HttpRequest({
-    method: definition.methods[0],
-    url: `http://localhost/api/${definition.route}`,
-    params,
-    ...(body === undefined ? {} : { body: { string: body } }),
-  });
-  const context = new InvocationContext({
-    functionName: name,
-    invocationId: 'test-invocation',
-    logHandler: (_level, ...args) => logged.push(args),
-  });
-  return definition.handler(request, context);
+  return invokeHttp(
+    operationsHttp(() => deps),
+    name,
+    { params, body, logged },
+  );
 }
 
 const misrouted = added('O-A', 'T-A2', 2);

@@ -1,22 +1,26 @@
-/** Reading, cancelling and reviewing an order's fulfillment (src/services/orders-api.ts, src/functions/orders-http.ts). */
-import { HttpRequest, InvocationContext, type HttpResponseInit } from '@azure/functions';
+/**
+ * Reading, cancelling and reviewing an order's fulfillment (src/services/fulfillment/orders-api.ts),
+ * seen through the one HTTP mapping (src/functions/http/http-support.ts), and the HTTP functions
+ * themselves (src/functions/http/orders-http.ts).
+ */
+import type { HttpResponseInit } from '@azure/functions';
 import { TransientError } from '../../src/domain/errors';
 import type { OrderStatus } from '../../src/domain/order';
 import { STEPS, type SagaStatus } from '../../src/domain/saga';
 import { ordersHttp } from '../../src/functions/http/orders-http';
 import { fulfillmentInputOf } from '../../src/services/order-documents';
-import {
-  cancelOrder,
-  getOrder,
-  parseReview,
-  reviewSaga,
-  type ApiResult,
-  type OrdersApiDeps,
-} from '../../src/services/fulfillment/orders-api';
+import * as ordersApi from '../../src/services/fulfillment/orders-api';
+import { parseReview, type OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
+import { responseOf } from '../../src/functions/http/http-support';
 import type { OrchestrationClient, OrchestrationStatus } from '../../src/services/ports';
 import { recordSagaStatus, runOperation } from '../../src/services/fulfillment/saga-activities';
 import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
 import { NOW, NOW_ISO, line, orderDocument, sagaDeps, world, type World } from '../support/saga';
+import { invokeHttp, viaHttp } from '../support/http';
+
+const getOrder = viaHttp(ordersApi.getOrder);
+const cancelOrder = viaHttp(ordersApi.cancelOrder);
+const reviewSaga = viaHttp(ordersApi.reviewSaga);
 
 /** A test double of the OrchestrationClient port: records every call; an instance id starts once. */
 class RecordingOrchestrations implements OrchestrationClient {
@@ -423,26 +427,12 @@ describe('orders HTTP functions', () => {
     orderId: string,
     body?: string,
   ): Promise<HttpResponseInit> {
-    const definition = ordersHttp(() => h.deps).find((d) => d.name === name);
-    if (definition === undefined) throw new Error(`no function ${name}`);
-    const request = new HttpRequest({
-      method,
-      url: `http://localhost/api/orders/${orderId}`,
-      params: { orderId },
-      ...(body === undefined ? {} : { body: { string: body } }),
-    });
-    const context = new InvocationContext({
-      functionName: name,
-      invocationId: 'test-invocation',
-      logHandler: (_level, ...args) => logged.push(args),
-    });
-    return definition.handler(request, context);
+    return invokeHttp(
+      ordersHttp(() => h.deps),
+      name,
+      { method, params: { orderId }, body, logged },
+    );
   }
-
-  const responseOf = (result: ApiResult): HttpResponseInit => ({
-    status: result.status,
-    jsonBody: result.body,
-  });
 
   it('defines the three routes', () => {
     const definitions = ordersHttp(() => harness().deps);
@@ -463,7 +453,7 @@ describe('orders HTTP functions', () => {
     await storeOrder(h, 'O-1');
     await runSaga(h, 'O-1', ['reserveInventory'], 'running');
     const response = await call(h, 'getOrder', 'GET', 'O-1');
-    expect(response).toEqual(responseOf(await getOrder(h.deps, 'O-1')));
+    expect(response).toEqual(responseOf(await ordersApi.getOrder(h.deps, 'O-1')));
     expect(response.status).toBe(200);
     expect(response.jsonBody).toMatchObject({ orderId: 'O-1', total: 250, saga: { status: 'running' } });
   });

@@ -1,9 +1,70 @@
-/** What every HTTP function here does alike: JSON in, a use case's status and body out. */
+/**
+ * What every HTTP function here does alike: JSON in, and the one mapping from a use case's outcome
+ * to a status code and body. Codes follow what the caller may do next: 404 no such order or message,
+ * 400 a malformed request (it names the field), 409 not allowed in this state or a replay refused
+ * (the reason says what to fix), 503 a failure that may clear, 500 one that will not.
+ */
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
-import type { ApiResult } from '../../services/fulfillment/orders-api';
+import type { CancelOutcome, GetOrderOutcome, ReviewOutcome } from '../../services/fulfillment/orders-api';
+import type { OperationsOutcome } from '../../services/operations/operations-api';
 
-export function respond(result: ApiResult): HttpResponseInit {
-  return { status: result.status, jsonBody: result.body };
+export type Outcome = GetOrderOutcome | CancelOutcome | ReviewOutcome | OperationsOutcome;
+
+export function responseOf(outcome: Outcome): HttpResponseInit {
+  switch (outcome.kind) {
+    case 'order':
+      return { status: 200, jsonBody: { ...outcome.order } };
+    case 'unknown-order':
+      return { status: 404, jsonBody: { error: `order ${outcome.orderId} not found` } };
+    case 'not-now':
+      return { status: 409, jsonBody: { error: outcome.reason } };
+    case 'already-requested':
+      return {
+        status: 200,
+        jsonBody: { orderId: outcome.orderId, message: 'cancellation already requested', saga: outcome.saga },
+      };
+    case 'accepted':
+      return {
+        status: 202,
+        jsonBody: {
+          orderId: outcome.orderId,
+          message: outcome.afterPointOfNoReturn
+            ? `cancellation accepted after confirmation: a fee of ${outcome.fee} is kept`
+            : 'cancellation accepted: the fulfillment is being undone',
+        },
+      };
+    case 'passed':
+      return {
+        status: 202,
+        jsonBody: {
+          orderId: outcome.orderId,
+          message: `review "${outcome.action}" passed to ${outcome.instanceId}`,
+        },
+      };
+    case 'malformed':
+      return { status: 400, jsonBody: { error: outcome.error } };
+    case 'no-such-message':
+      return { status: 404, jsonBody: { error: outcome.error } };
+    case 'failed':
+      return {
+        status: outcome.transient ? 503 : 500,
+        jsonBody: { error: outcome.error, code: outcome.code },
+      };
+    case 'listed':
+      return { status: 200, jsonBody: { messages: outcome.messages, truncated: outcome.truncated } };
+    case 'message':
+      return { status: 200, jsonBody: { ...outcome.message } };
+    case 'backlog':
+      return { status: 200, jsonBody: { ...outcome.backlog } };
+    case 'replay': {
+      const { result } = outcome;
+      if (result.replayed) return { status: 200, jsonBody: { ...result } };
+      return {
+        status: result.refusal === 'not-found' ? 404 : 409,
+        jsonBody: { error: result.reason, refusal: result.refusal, prediction: result.prediction },
+      };
+    }
+  }
 }
 
 /** The request's JSON body: undefined when empty, `ok: false` when it is not JSON. */
@@ -16,3 +77,6 @@ export async function jsonBody(request: HttpRequest): Promise<{ ok: true; value:
     return { ok: false };
   }
 }
+
+/** A body that is not JSON at all, before any use case sees it. */
+export const NOT_JSON: HttpResponseInit = { status: 400, jsonBody: { error: 'body is not valid JSON' } };

@@ -5,7 +5,6 @@
  * percent-encoded in the URL.
  */
 import type { HttpRequest, InvocationContext } from '@azure/functions';
-import type { ApiResult } from '../../services/fulfillment/orders-api';
 import {
   listDeadLettered,
   listParked,
@@ -15,21 +14,28 @@ import {
   showDeadLettered,
   showParked,
   type OperationsApiDeps,
+  type ReplayOutcome,
 } from '../../services/operations/operations-api';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
-import { jsonBody, respond } from './http-support';
+import { jsonBody, NOT_JSON, responseOf } from './http-support';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
 const DURABLE_CLIENT = [durableClientInput];
 
 /** Every replay is logged: the log is the record of who moved what, and when. */
-function logReplay(context: InvocationContext, request: HttpRequest, result: ApiResult): void {
+function logReplay(context: InvocationContext, request: HttpRequest, outcome: ReplayOutcome): void {
+  const response = responseOf(outcome);
   context.log('replay requested', {
     queue: request.params.queue ?? 'parked',
     messageId: request.params.messageId,
-    status: result.status,
-    outcome: result.status === 200 ? 'replayed' : String(result.body.refusal ?? result.body.error),
+    status: response.status,
+    outcome:
+      outcome.kind !== 'replay'
+        ? outcome.error
+        : outcome.result.replayed
+          ? 'replayed'
+          : outcome.result.refusal,
   });
 }
 
@@ -43,7 +49,7 @@ export function operationsHttp(
       methods: ['GET'],
       authLevel: 'function',
       extraInputs: DURABLE_CLIENT,
-      handler: async (_request, context) => respond(await listParked(deps(context))),
+      handler: async (_request, context) => responseOf(await listParked(deps(context))),
     },
     {
       name: 'opsShowParked',
@@ -51,7 +57,8 @@ export function operationsHttp(
       methods: ['GET'],
       authLevel: 'function',
       extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) => respond(await showParked(deps(context), request.params.messageId)),
+      handler: async (request, context) =>
+        responseOf(await showParked(deps(context), request.params.messageId)),
     },
     {
       name: 'opsReplayParked',
@@ -61,10 +68,10 @@ export function operationsHttp(
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
-        if (!body.ok) return { status: 400, jsonBody: { error: 'body is not valid JSON' } };
-        const result = await replayParkedMessage(deps(context), request.params.messageId, body.value);
-        logReplay(context, request, result);
-        return respond(result);
+        if (!body.ok) return NOT_JSON;
+        const outcome = await replayParkedMessage(deps(context), request.params.messageId, body.value);
+        logReplay(context, request, outcome);
+        return responseOf(outcome);
       },
     },
     {
@@ -74,7 +81,7 @@ export function operationsHttp(
       authLevel: 'function',
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) =>
-        respond(await listDeadLettered(deps(context), request.params.queue)),
+        responseOf(await listDeadLettered(deps(context), request.params.queue)),
     },
     {
       name: 'opsShowDeadLettered',
@@ -83,7 +90,7 @@ export function operationsHttp(
       authLevel: 'function',
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) =>
-        respond(await showDeadLettered(deps(context), request.params.queue, request.params.messageId)),
+        responseOf(await showDeadLettered(deps(context), request.params.queue, request.params.messageId)),
     },
     {
       name: 'opsReplayDeadLettered',
@@ -93,15 +100,15 @@ export function operationsHttp(
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
-        if (!body.ok) return { status: 400, jsonBody: { error: 'body is not valid JSON' } };
-        const result = await replayDeadLetteredMessage(
+        if (!body.ok) return NOT_JSON;
+        const outcome = await replayDeadLetteredMessage(
           deps(context),
           request.params.queue,
           request.params.messageId,
           body.value,
         );
-        logReplay(context, request, result);
-        return respond(result);
+        logReplay(context, request, outcome);
+        return responseOf(outcome);
       },
     },
     {
@@ -110,7 +117,8 @@ export function operationsHttp(
       methods: ['GET'],
       authLevel: 'function',
       extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) => respond(await sessionBacklog(deps(context), request.params.queue)),
+      handler: async (request, context) =>
+        responseOf(await sessionBacklog(deps(context), request.params.queue)),
     },
   ];
 }

@@ -3,7 +3,7 @@ import type { InvocationContext } from '@azure/functions';
 import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
-import { jsonBody, respond } from './http-support';
+import { jsonBody, NOT_JSON, responseOf } from './http-support';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
 const DURABLE_CLIENT = [durableClientInput];
@@ -16,7 +16,7 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       methods: ['GET'],
       authLevel: 'function',
       extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) => respond(await getOrder(deps(context), request.params.orderId)),
+      handler: async (request, context) => responseOf(await getOrder(deps(context), request.params.orderId)),
     },
     {
       name: 'cancelOrder',
@@ -25,9 +25,9 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       authLevel: 'function',
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
-        const result = await cancelOrder(deps(context), request.params.orderId);
-        context.log('cancel requested', { orderId: request.params.orderId, status: result.status });
-        return respond(result);
+        const response = responseOf(await cancelOrder(deps(context), request.params.orderId));
+        context.log('cancel requested', { orderId: request.params.orderId, status: response.status });
+        return response;
       },
     },
     {
@@ -38,10 +38,10 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
-        if (!body.ok) return { status: 400, jsonBody: { error: 'body is not valid JSON' } };
-        const result = await reviewSaga(deps(context), request.params.orderId, body.value);
-        context.log('review submitted', { orderId: request.params.orderId, status: result.status });
-        return respond(result);
+        if (!body.ok) return NOT_JSON;
+        const response = responseOf(await reviewSaga(deps(context), request.params.orderId, body.value));
+        context.log('review submitted', { orderId: request.params.orderId, status: response.status });
+        return response;
       },
     },
   ];

@@ -1,8 +1,9 @@
 /**
  * What the order HTTP functions do, independent of HTTP: read an order with its saga, cancel it,
- * and record a person's review of a saga that needs attention. Status codes follow what the
- * caller may do next: 404 unknown order, 400 malformed request, 409 not allowed in this state.
+ * and record a person's review of a saga that needs attention. Each answers with an outcome; the
+ * HTTP functions map outcomes to status codes (src/functions/http/http-support.ts).
  */
+import { waitingFor } from '../../domain/order';
 import {
   fulfillmentInstanceId,
   isPastPointOfNoReturn,
@@ -15,11 +16,6 @@ import { fulfillmentInputOf, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OrchestrationClient } from '../ports';
 import { readSagaRecord, updateSagaRecord, type CancelRequest, type SagaRecord } from './saga-record';
 
-export interface ApiResult {
-  status: number;
-  body: Record<string, unknown>;
-}
-
 export interface OrdersApiDeps {
   orders: DocumentContainer;
   orchestrations: OrchestrationClient;
@@ -27,13 +23,59 @@ export interface OrdersApiDeps {
   now: () => number;
 }
 
-const notFound = (orderId: string): ApiResult => ({
-  status: 404,
-  body: { error: `order ${orderId} not found` },
-});
-const conflict = (message: string): ApiResult => ({ status: 409, body: { error: message } });
+/** An order as a reader sees it: its state, what it waits for, and its saga record (null before it starts). */
+export interface OrderView {
+  orderId: string;
+  status: OrderDocument['status'];
+  customerId: OrderDocument['customerId'];
+  currency: OrderDocument['currency'];
+  lines: OrderDocument['lines'];
+  total: number;
+  appliedSequence: number;
+  waitingFor: number | null;
+  saga: SagaView | null;
+}
 
-function orderView(order: OrderDocument): Record<string, unknown> {
+export type SagaView = Pick<
+  SagaRecord,
+  'status' | 'reason' | 'instanceId' | 'steps' | 'transitions' | 'alerts' | 'cancel'
+>;
+
+/** No order with this id. */
+export interface UnknownOrder {
+  kind: 'unknown-order';
+  orderId: string;
+}
+
+/** The order's state does not allow the request; `reason` says why and what to do. */
+export interface NotNow {
+  kind: 'not-now';
+  reason: string;
+}
+
+export type GetOrderOutcome = { kind: 'order'; order: OrderView } | UnknownOrder;
+
+export type CancelOutcome =
+  | UnknownOrder
+  | NotNow
+  | { kind: 'already-requested'; orderId: string; saga: SagaView }
+  | { kind: 'accepted'; orderId: string; afterPointOfNoReturn: boolean; fee: number | null };
+
+export type ReviewOutcome =
+  | { kind: 'malformed'; error: string }
+  | UnknownOrder
+  | NotNow
+  | { kind: 'passed'; orderId: string; action: 'retry' | 'resolved'; instanceId: string };
+
+const unknownOrder = (orderId: string): UnknownOrder => ({ kind: 'unknown-order', orderId });
+const notNow = (reason: string): NotNow => ({ kind: 'not-now', reason });
+
+function sagaView(saga: SagaRecord): SagaView {
+  const { status, reason, instanceId, steps, transitions, alerts, cancel } = saga;
+  return { status, reason, instanceId, steps, transitions, alerts, cancel };
+}
+
+function orderView(order: OrderDocument, saga: SagaRecord | undefined): OrderView {
   return {
     orderId: order.orderId,
     status: order.status,
@@ -42,46 +84,39 @@ function orderView(order: OrderDocument): Record<string, unknown> {
     lines: order.lines,
     total: order.total,
     appliedSequence: order.appliedSequence,
-    waitingFor: order.buffered.length > 0 ? order.appliedSequence + 1 : null,
+    waitingFor: waitingFor(order),
+    saga: saga === undefined ? null : sagaView(saga),
   };
 }
 
-function sagaView(saga: SagaRecord | undefined): Record<string, unknown> | null {
-  if (saga === undefined) return null;
-  const { status, reason, instanceId, steps, transitions, alerts, cancel } = saga;
-  return { status, reason, instanceId, steps, transitions, alerts, cancel };
-}
-
-export async function getOrder(deps: OrdersApiDeps, orderId: string): Promise<ApiResult> {
+export async function getOrder(deps: OrdersApiDeps, orderId: string): Promise<GetOrderOutcome> {
   const order = await deps.orders.read<OrderDocument>(orderId, orderId);
-  if (order === undefined) return notFound(orderId);
+  if (order === undefined) return unknownOrder(orderId);
   const saga = await readSagaRecord(deps.orders, orderId);
-  return { status: 200, body: { ...orderView(order.document), saga: sagaView(saga) } };
+  return { kind: 'order', order: orderView(order.document, saga) };
 }
 
 function completedSteps(saga: SagaRecord): StepName[] {
   return STEPS.filter((step) => saga.steps[step]?.status === 'completed');
 }
 
-export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise<ApiResult> {
+export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise<CancelOutcome> {
   const stored = await deps.orders.read<OrderDocument>(orderId, orderId);
-  if (stored === undefined) return notFound(orderId);
+  if (stored === undefined) return unknownOrder(orderId);
   const order = stored.document;
   if (order.status !== 'submitted') {
-    return conflict(
-      `order ${orderId} is ${order.status}: only a submitted order has a fulfillment to cancel`,
-    );
+    return notNow(`order ${orderId} is ${order.status}: only a submitted order has a fulfillment to cancel`);
   }
   const existing = await readSagaRecord(deps.orders, orderId);
   if (existing === undefined) {
-    return conflict(`the fulfillment of order ${orderId} has not started yet; try again in a moment`);
+    return notNow(`the fulfillment of order ${orderId} has not started yet; try again in a moment`);
   }
 
   // The request is recorded first, on the record's etag: either the saga sees it before it completes,
   // or this call sees the saga completed. Never both, never neither.
   const at = new Date(deps.now()).toISOString();
   const recorded = await updateSagaRecord<
-    { answer: ApiResult } | { deliver: SagaRecord; cancel: CancelRequest }
+    { answer: CancelOutcome } | { deliver: SagaRecord; cancel: CancelRequest }
   >(
     deps.orders,
     orderId,
@@ -90,12 +125,7 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
       if (record.cancel?.delivered === true) {
         return {
           next: undefined,
-          result: {
-            answer: {
-              status: 200,
-              body: { orderId, message: 'cancellation already requested', saga: sagaView(record) },
-            },
-          },
+          result: { answer: { kind: 'already-requested', orderId, saga: sagaView(record) } },
         };
       }
       // Recorded but never delivered (the delivery failed): deliver it now.
@@ -105,7 +135,7 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
         return {
           next: undefined,
           result: {
-            answer: conflict(
+            answer: notNow(
               `the fulfillment of order ${orderId} is ${record.status}; there is nothing left to cancel`,
             ),
           },
@@ -147,15 +177,7 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
     }),
   );
   const { afterPointOfNoReturn, fee } = cancel;
-  return {
-    status: 202,
-    body: {
-      orderId,
-      message: afterPointOfNoReturn
-        ? `cancellation accepted after confirmation: a fee of ${fee} is kept`
-        : 'cancellation accepted: the fulfillment is being undone',
-    },
-  };
+  return { kind: 'accepted', orderId, afterPointOfNoReturn, fee };
 }
 
 export function parseReview(
@@ -176,22 +198,23 @@ export function parseReview(
   return note === undefined ? { ok: true, action } : { ok: true, action, note };
 }
 
-export async function reviewSaga(deps: OrdersApiDeps, orderId: string, body: unknown): Promise<ApiResult> {
+export async function reviewSaga(
+  deps: OrdersApiDeps,
+  orderId: string,
+  body: unknown,
+): Promise<ReviewOutcome> {
   const review = parseReview(body);
-  if (!review.ok) return { status: 400, body: { error: review.error } };
+  if (!review.ok) return { kind: 'malformed', error: review.error };
   const order = await deps.orders.read<OrderDocument>(orderId, orderId);
-  if (order === undefined) return notFound(orderId);
+  if (order === undefined) return unknownOrder(orderId);
   const saga = await readSagaRecord(deps.orders, orderId);
   if (saga === undefined || saga.status !== 'needs-attention') {
-    return conflict(
+    return notNow(
       `the fulfillment of order ${orderId} is ${saga?.status ?? 'not started'}; only one that needs attention takes a review`,
     );
   }
   const decision =
     review.note === undefined ? { action: review.action } : { action: review.action, note: review.note };
   await deps.orchestrations.raiseEvent(saga.instanceId, REVIEW_EVENT, decision);
-  return {
-    status: 202,
-    body: { orderId, message: `review "${review.action}" passed to ${saga.instanceId}` },
-  };
+  return { kind: 'passed', orderId, action: review.action, instanceId: saga.instanceId };
 }

@@ -1,18 +1,48 @@
 /**
- * What the operations HTTP functions do, independent of HTTP. Status codes follow what the caller
- * may do next: 404 no such message, 400 malformed request (unknown queue, bad body), 409 replay
- * refused (the reason says what to fix), 503 the broker or store failed in a way that may clear.
+ * What the operations HTTP functions do, independent of HTTP: list, inspect and replay parked and
+ * dead-lettered messages, and read a queue's backlog. Each answers with an outcome; the HTTP
+ * functions map outcomes to status codes (src/functions/http/http-support.ts).
  */
 import { AppError } from '../../domain/errors';
 import { detailOf, summaryOf } from './held-messages';
-import { isOperableQueue, OPERABLE_QUEUES, type OperableQueue } from './ports';
-import type { ApiResult } from '../fulfillment/orders-api';
+import { isOperableQueue, OPERABLE_QUEUES, type OperableQueue, type QueueBacklog } from './ports';
 import { inspect, replayDeadLettered, replayParked, type ReplayDeps, type ReplayResult } from './replay';
 
 export type OperationsApiDeps = ReplayDeps;
 
-const badRequest = (error: string): ApiResult => ({ status: 400, body: { error } });
-const notFound = (error: string): ApiResult => ({ status: 404, body: { error } });
+/** The request cannot be taken as it is (unknown queue, bad body); `error` names what. */
+export interface Malformed {
+  kind: 'malformed';
+  error: string;
+}
+
+/** No such message. */
+export interface NoSuchMessage {
+  kind: 'no-such-message';
+  error: string;
+}
+
+/** The broker or the store failed with a classified error: transient ones may clear. */
+export interface Failed {
+  kind: 'failed';
+  transient: boolean;
+  error: string;
+  code: string;
+}
+
+export type ListOutcome =
+  { kind: 'listed'; messages: Array<Record<string, unknown>>; truncated: boolean } | Malformed | Failed;
+
+export type ShowOutcome =
+  { kind: 'message'; message: Record<string, unknown> } | NoSuchMessage | Malformed | Failed;
+
+export type ReplayOutcome = { kind: 'replay'; result: ReplayResult } | Malformed | Failed;
+
+export type BacklogOutcome = { kind: 'backlog'; backlog: QueueBacklog } | Malformed | Failed;
+
+export type OperationsOutcome = ListOutcome | ShowOutcome | ReplayOutcome | BacklogOutcome;
+
+const malformed = (error: string): Malformed => ({ kind: 'malformed', error });
 
 export function parseReplayBody(body: unknown): { ok: true; force: boolean } | { ok: false; error: string } {
   if (body === undefined) return { ok: true, force: false };
@@ -30,49 +60,37 @@ export function parseReplayBody(body: unknown): { ok: true; force: boolean } | {
   return { ok: true, force: force === true };
 }
 
-function queueOf(name: string): { ok: true; queue: OperableQueue } | { ok: false; result: ApiResult } {
+function queueOf(name: string): { ok: true; queue: OperableQueue } | { ok: false; outcome: Malformed } {
   if (isOperableQueue(name)) return { ok: true, queue: name };
   return {
     ok: false,
-    result: badRequest(`unknown queue ${JSON.stringify(name)}; one of ${OPERABLE_QUEUES.join(', ')}`),
+    outcome: malformed(`unknown queue ${JSON.stringify(name)}; one of ${OPERABLE_QUEUES.join(', ')}`),
   };
 }
 
-function replayResponse(result: ReplayResult): ApiResult {
-  if (result.replayed) return { status: 200, body: { ...result } };
-  const status = result.refusal === 'not-found' ? 404 : 409;
-  return {
-    status,
-    body: { error: result.reason, refusal: result.refusal, prediction: result.prediction },
-  };
-}
-
-/** Failures the app classifies become answers; anything else is a bug and stays a 500 from the host. */
-async function guarded(operation: () => Promise<ApiResult>): Promise<ApiResult> {
+/** Failures the app classifies become outcomes; anything else is a bug and stays a 500 from the host. */
+async function guarded<T>(operation: () => Promise<T>): Promise<T | Failed> {
   try {
     return await operation();
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    return {
-      status: error.kind === 'transient' ? 503 : 500,
-      body: { error: error.message, code: error.code },
-    };
+    return { kind: 'failed', transient: error.kind === 'transient', error: error.message, code: error.code };
   }
 }
 
-export function listParked(deps: OperationsApiDeps): Promise<ApiResult> {
+export function listParked(deps: OperationsApiDeps): Promise<ListOutcome> {
   return guarded(async () => {
     const listing = await deps.operations.listParked();
-    return { status: 200, body: { messages: listing.messages.map(summaryOf), truncated: listing.truncated } };
+    return { kind: 'listed', messages: listing.messages.map(summaryOf), truncated: listing.truncated };
   });
 }
 
-export function showParked(deps: OperationsApiDeps, messageId: string): Promise<ApiResult> {
-  return guarded(async () => {
+export function showParked(deps: OperationsApiDeps, messageId: string): Promise<ShowOutcome> {
+  return guarded(async (): Promise<ShowOutcome> => {
     const message = await deps.operations.findParked(messageId);
-    if (message === undefined) return notFound(`no parked message ${messageId}`);
+    if (message === undefined) return { kind: 'no-such-message', error: `no parked message ${messageId}` };
     const { replay } = await inspect(deps, message);
-    return { status: 200, body: { ...detailOf(message), replay } };
+    return { kind: 'message', message: { ...detailOf(message), replay } };
   });
 }
 
@@ -80,18 +98,21 @@ export function replayParkedMessage(
   deps: OperationsApiDeps,
   messageId: string,
   body: unknown,
-): Promise<ApiResult> {
+): Promise<ReplayOutcome> {
   const request = parseReplayBody(body);
-  if (!request.ok) return Promise.resolve(badRequest(request.error));
-  return guarded(async () => replayResponse(await replayParked(deps, messageId, { force: request.force })));
+  if (!request.ok) return Promise.resolve(malformed(request.error));
+  return guarded(async () => ({
+    kind: 'replay',
+    result: await replayParked(deps, messageId, { force: request.force }),
+  }));
 }
 
-export function listDeadLettered(deps: OperationsApiDeps, queueName: string): Promise<ApiResult> {
+export function listDeadLettered(deps: OperationsApiDeps, queueName: string): Promise<ListOutcome> {
   const queue = queueOf(queueName);
-  if (!queue.ok) return Promise.resolve(queue.result);
+  if (!queue.ok) return Promise.resolve(queue.outcome);
   return guarded(async () => {
     const listing = await deps.operations.listDeadLettered(queue.queue);
-    return { status: 200, body: { messages: listing.messages.map(summaryOf), truncated: listing.truncated } };
+    return { kind: 'listed', messages: listing.messages.map(summaryOf), truncated: listing.truncated };
   });
 }
 
@@ -99,14 +120,16 @@ export function showDeadLettered(
   deps: OperationsApiDeps,
   queueName: string,
   messageId: string,
-): Promise<ApiResult> {
+): Promise<ShowOutcome> {
   const queue = queueOf(queueName);
-  if (!queue.ok) return Promise.resolve(queue.result);
-  return guarded(async () => {
+  if (!queue.ok) return Promise.resolve(queue.outcome);
+  return guarded(async (): Promise<ShowOutcome> => {
     const message = await deps.operations.findDeadLettered(queue.queue, messageId);
-    if (message === undefined) return notFound(`no dead-lettered message ${messageId} in ${queue.queue}`);
+    if (message === undefined) {
+      return { kind: 'no-such-message', error: `no dead-lettered message ${messageId} in ${queue.queue}` };
+    }
     const { replay } = await inspect(deps, message);
-    return { status: 200, body: { ...detailOf(message), replay } };
+    return { kind: 'message', message: { ...detailOf(message), replay } };
   });
 }
 
@@ -115,18 +138,19 @@ export function replayDeadLetteredMessage(
   queueName: string,
   messageId: string,
   body: unknown,
-): Promise<ApiResult> {
+): Promise<ReplayOutcome> {
   const queue = queueOf(queueName);
-  if (!queue.ok) return Promise.resolve(queue.result);
+  if (!queue.ok) return Promise.resolve(queue.outcome);
   const request = parseReplayBody(body);
-  if (!request.ok) return Promise.resolve(badRequest(request.error));
-  return guarded(async () =>
-    replayResponse(await replayDeadLettered(deps, queue.queue, messageId, { force: request.force })),
-  );
+  if (!request.ok) return Promise.resolve(malformed(request.error));
+  return guarded(async () => ({
+    kind: 'replay',
+    result: await replayDeadLettered(deps, queue.queue, messageId, { force: request.force }),
+  }));
 }
 
-export function sessionBacklog(deps: OperationsApiDeps, queueName: string): Promise<ApiResult> {
+export function sessionBacklog(deps: OperationsApiDeps, queueName: string): Promise<BacklogOutcome> {
   const queue = queueOf(queueName);
-  if (!queue.ok) return Promise.resolve(queue.result);
-  return guarded(async () => ({ status: 200, body: { ...(await deps.operations.backlog(queue.queue)) } }));
+  if (!queue.ok) return Promise.resolve(queue.outcome);
+  return guarded(async () => ({ kind: 'backlog', backlog: await deps.operations.backlog(queue.queue) }));
 }

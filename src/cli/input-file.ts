@@ -54,7 +54,9 @@ function checkBrokerLimits(where: string, line: Omit<InputLine, 'where'>): void 
 /** One ledger message a line; a line that is not such an object stops the run, naming the line. */
 export function parseInputFile(text: string, name: string): InputLine[] {
   const messages: InputLine[] = [];
-  text.split(/\r?\n/).forEach((line, index) => {
+  // A byte-order mark opens many files saved on Windows; JSON allows none, so it is read past here.
+  const content = text.startsWith('\ufeff') ? text.slice(1) : text;
+  content.split(/\r?\n/).forEach((line, index) => {
     if (line.trim() === '') return;
     const where = `${name}:${index + 1}`;
     let parsed: unknown;
@@ -85,4 +87,26 @@ export function parseInputFile(text: string, name: string): InputLine[] {
     messages.push({ where, ...message });
   });
   return messages;
+}
+
+/**
+ * Lines that reuse an earlier line's `messageId` with other content: the ledger queue's duplicate
+ * detection (CONTRACTS 1) drops them without a word, so the loader says so. Exact repeats are not
+ * named: dropping them loses nothing.
+ */
+export function reusedMessageIds(messages: readonly InputLine[]): string[] {
+  const first = new Map<string, { where: string; content: string }>();
+  const warnings: string[] = [];
+  for (const message of messages) {
+    const content = `${message.sessionId}\n${JSON.stringify(message.body)}`;
+    const earlier = first.get(message.messageId);
+    if (earlier === undefined) first.set(message.messageId, { where: message.where, content });
+    else if (earlier.content !== content) {
+      warnings.push(
+        `${message.where}: messageId ${message.messageId} was already used at ${earlier.where} with other ` +
+          "content; the broker's duplicate detection will drop this message: give a changed batch a new messageId",
+      );
+    }
+  }
+  return warnings;
 }

@@ -72,7 +72,11 @@ export const START_FLAGS: readonly FlagSpec[] = [
     meaning: 'the most one charge may be, in minor units',
     default: String(DEFAULTS.creditLimit),
   },
-  { name: 'quiet', meaning: 'print nothing but errors', default: 'off' },
+  {
+    name: 'quiet',
+    meaning: 'print nothing but errors and warnings of input the broker would drop',
+    default: 'off',
+  },
   { name: 'help', short: 'h', meaning: 'print this help and exit' },
 ];
 

@@ -9,7 +9,7 @@ import { ConfigurationError, PermanentError } from '../domain/errors';
 import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
 import { parseInputFile, type InputLine } from './input-file';
 import { createEmbeddedApp } from '../embedded/app';
-import { entryCount } from './input-file';
+import { entryCount, reusedMessageIds } from './input-file';
 import { snapshotOf, startProgress } from './progress';
 import { summary } from './summary';
 import { runMain } from './run-main';
@@ -25,7 +25,8 @@ const SAMPLES = join(packageRoot(), 'samples');
 
 function readText(path: string, what: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    const text = readFileSync(path, 'utf8');
+    return text.startsWith('\ufeff') ? text.slice(1) : text;
   } catch (error) {
     throw new UsageError(
       `cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
@@ -71,6 +72,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw error;
   }
 
+  for (const warning of reusedMessageIds(input.messages)) process.stderr.write(`warning: ${warning}\n`);
   if (options.input !== undefined && options.catalog === undefined && !options.quiet) {
     process.stderr.write(
       'warning: --input without --catalog: no sku has stock, so every saga will compensate ' +

@@ -67,6 +67,8 @@ function isObject(value: unknown): value is Json {
 
 function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
+  // JSON reads 1e400 as Infinity, which JSON.stringify would write as null.
+  if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (too large for a number)`;
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
@@ -86,13 +88,23 @@ function nonEmptyString(
     return undefined;
   }
   if (maxLength !== undefined && value.length > maxLength) {
-    problems.push(`${name} must be at most ${maxLength} characters, got ${value.length}`);
+    const characters = [...value].length;
+    problems.push(
+      `${name} must be at most ${maxLength} UTF-16 code units, got ${value.length}` +
+        (characters === value.length ? '' : ` (${characters} characters)`),
+    );
     return undefined;
   }
   return value;
 }
 
 function integerAtLeast(value: unknown, min: number, name: string, problems: Problems): number | undefined {
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) && value > 0) {
+    problems.push(
+      `${name} must be a safe integer >= ${min} (at most ${Number.MAX_SAFE_INTEGER}), got ${shown(value)}`,
+    );
+    return undefined;
+  }
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
     problems.push(`${name} must be an integer >= ${min}, got ${shown(value)}`);
     return undefined;
@@ -284,6 +296,14 @@ function parseBody(body: unknown): Validation<unknown> {
   if (typeof body === 'string') text = body;
   else if (body instanceof Uint8Array) text = new TextDecoder('utf-8', { fatal: false }).decode(body);
   if (text === undefined) return { ok: true, value: body };
+  if (text.startsWith('\ufeff')) {
+    return {
+      ok: false,
+      problems: [
+        'body starts with a byte-order mark (U+FEFF), which JSON does not allow; send UTF-8 without one',
+      ],
+    };
+  }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {

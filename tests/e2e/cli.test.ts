@@ -301,6 +301,42 @@ describe('npm start (main)', () => {
     },
   );
 
+  it('a byte-order mark at the start of the input file is read past', async () => {
+    const input = file('bom.ndjson', `\ufeff${readFileSync(SAMPLE_PATH, 'utf8')}`);
+    expect(await main(['--input', input, '--report', join(dir, 'bom.json'), '--quiet'])).toBe(0);
+    expect(readReport(join(dir, 'bom.json')).orders.length).toBeGreaterThan(0);
+  });
+
+  it('a ledger messageId reused with other content: the loader warns, naming both lines', async () => {
+    const line = (batchId: string, transactionId: string): string =>
+      JSON.stringify({
+        messageId: 'B-1',
+        sessionId: 'main',
+        body: {
+          batchId,
+          entries: [
+            {
+              transactionId,
+              orderId: 'O-1',
+              sequence: 1,
+              type: 'OrderCreated',
+              data: { customerId: 'C', currency: 'EUR' },
+            },
+          ],
+        },
+      });
+    const input = file(
+      'reused.ndjson',
+      [line('B-1', 'T-1'), line('B-1', 'T-1'), line('B-1', 'T-9')].join('\n'),
+    );
+    expect(await main(['--input', input, '--quiet'])).toBe(0);
+    const warnings = stderr.join('').trimEnd().split('\n');
+    expect(warnings).toEqual([
+      `warning: ${input}:3: messageId B-1 was already used at ${input}:1 with other content; ` +
+        "the broker's duplicate detection will drop this message: give a changed batch a new messageId",
+    ]);
+  });
+
   it('exit 0 on an input full of bad bodies: each parked, whole or entry by entry', async () => {
     const lines = [
       { messageId: 'X-1', sessionId: 'main', body: 'not JSON at all {' },

@@ -54,7 +54,7 @@ describe('validateEntry: transactionId', () => {
     [
       '101 characters',
       { ...base, transactionId: 'T'.repeat(101) },
-      'transactionId must be at most 100 characters, got 101',
+      'transactionId must be at most 100 UTF-16 code units, got 101',
     ],
   ])('rejects a transactionId that is %s', (_case, raw, problem) => {
     expect(problemsOf(validateEntry(raw))).toEqual([problem]);
@@ -75,7 +75,7 @@ describe('validateEntry: orderId', () => {
     [
       '101 characters',
       { ...base, orderId: 'O'.repeat(101) },
-      'orderId must be at most 100 characters, got 101',
+      'orderId must be at most 100 UTF-16 code units, got 101',
     ],
   ])('rejects an orderId that is %s', (_case, raw, problem) => {
     expect(problemsOf(validateEntry(raw))).toEqual([problem]);
@@ -409,6 +409,36 @@ describe('validateEntry: how deep an entry may nest', () => {
       note: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
     };
     expect(problemsOf(validateEntry(arrays))[0]).toContain('note is nested more than');
+  });
+});
+
+describe('validation messages a person can act on', () => {
+  it('a number too large for JSON (1e400) is said, not shown as null', () => {
+    const raw = JSON.parse(
+      '{"transactionId":"T-2","orderId":"O-1","sequence":2,"type":"TransactionAdded",' +
+        '"data":{"sku":"S","quantity":1e400,"unitPrice":1}}',
+    ) as Raw;
+    const [problem] = problemsOf(validateEntry(raw));
+    expect(problem).toContain('data.quantity');
+    expect(problem).not.toContain('null');
+    expect(problem).toContain('Infinity');
+  });
+
+  it('an integer beyond 2^53 - 1 (1e308) is told the rule: a safe integer', () => {
+    const [problem] = problemsOf(
+      validateEntry(withData(VALID.TransactionAdded, { sku: 'S', quantity: 1, unitPrice: 1e308 })),
+    );
+    expect(problem).toBe('data.unitPrice must be a safe integer >= 0 (at most 9007199254740991), got 1e+308');
+  });
+
+  it('a length counts UTF-16 code units, and says so next to the characters', () => {
+    const [problem] = problemsOf(validateEntry({ ...VALID.OrderCreated, orderId: '🙂'.repeat(60) }));
+    expect(problem).toBe('orderId must be at most 100 UTF-16 code units, got 120 (60 characters)');
+  });
+
+  it('a body starting with a byte-order mark is named, not shown as an invisible character', () => {
+    const [problem] = problemsOf(parseLedgerMessage('\ufeff{"batchId":"B-1","entries":[]}', 'B-1'));
+    expect(problem).toContain('byte-order mark (U+FEFF)');
   });
 });
 

@@ -1,7 +1,7 @@
 // Everything the order pipeline needs on Azure, identity-based end to end: no connection string or
-// key is created, read or handed to the app. Deploy with
+// key is created, read or handed to the app. Deploy with `azd up` (azure.yaml), or with
 //   az deployment group create -g <rg> -f bicep/main.bicep -p bicep/main.bicepparam
-// (docs/deploy.md).
+// (docs/deploy.md). main.bicepparam maps the azd environment onto these parameters.
 
 targetScope = 'resourceGroup'
 
@@ -10,18 +10,19 @@ targetScope = 'resourceGroup'
 @maxLength(11)
 param baseName string = 'orderconvoy'
 
-@description('Region of every resource; it must offer the Flex Consumption plan.')
-param location string = resourceGroup().location
+@description('Region of every resource; it must offer the Flex Consumption plan. Empty: the resource group\'s.')
+param location string = ''
 
 param tags object = {}
 
 // --- Service Bus
 
+@description('Standard: the cheap default (sessions, duplicate detection; 256 KB messages; no private endpoints). Premium: isolated capacity, private endpoints, larger messages.')
 @allowed([
   'Standard'
   'Premium'
 ])
-param serviceBusSku string = 'Premium'
+param serviceBusSku string = 'Standard'
 
 @allowed([
   1
@@ -110,9 +111,19 @@ param reviewTimeoutMinutes int = 1440
 @description('E-mail address that receives the alerts.')
 param alertEmail string
 
-@description('Object id of a developer who runs `func start` against these resources; empty for none.')
+@description('Object id of a developer who runs `func start` against these resources; empty for none. azd passes the deploying principal.')
 param developerPrincipalId string = ''
 
+@description('What developerPrincipalId is: a person (User) or, deploying from CI, a service principal.')
+@allowed([
+  'User'
+  'ServicePrincipal'
+  'Group'
+])
+param developerPrincipalType string = 'User'
+
+// azd passes AZURE_LOCATION, `az deployment group create` usually nothing: one parameter serves both.
+var region = empty(location) ? resourceGroup().location : location
 var suffix = uniqueString(resourceGroup().id, baseName)
 var prefix = toLower(baseName)
 var names = {
@@ -132,7 +143,7 @@ module identity 'modules/identity.bicep' = {
   name: 'identity'
   params: {
     name: names.identity
-    location: location
+    location: region
     tags: tags
   }
 }
@@ -142,7 +153,7 @@ module monitoring 'modules/monitoring.bicep' = {
   params: {
     logAnalyticsName: names.logAnalytics
     appInsightsName: names.appInsights
-    location: location
+    location: region
     tags: tags
   }
 }
@@ -151,7 +162,7 @@ module serviceBus 'modules/servicebus.bicep' = {
   name: 'serviceBus'
   params: {
     name: names.serviceBus
-    location: location
+    location: region
     tags: tags
     sku: serviceBusSku
     premiumCapacity: serviceBusPremiumCapacity
@@ -164,7 +175,7 @@ module cosmos 'modules/cosmos.bicep' = {
   name: 'cosmos'
   params: {
     accountName: names.cosmos
-    location: location
+    location: region
     tags: tags
     databaseName: cosmosDatabaseName
     capacityMode: cosmosCapacityMode
@@ -176,7 +187,7 @@ module storage 'modules/storage.bicep' = {
   name: 'storage'
   params: {
     name: names.storage
-    location: location
+    location: region
     tags: tags
     deploymentContainerName: deploymentContainerName
   }
@@ -204,7 +215,7 @@ module developerRoles 'modules/roles.bicep' = if (!empty(developerPrincipalId)) 
   name: 'developerRoles'
   params: {
     principalId: developerPrincipalId
-    principalType: 'User'
+    principalType: developerPrincipalType
     serviceBusNamespaceName: serviceBus.outputs.name
     ledgerQueueName: serviceBus.outputs.ledgerQueueName
     orderTransactionsQueueName: serviceBus.outputs.orderTransactionsQueueName
@@ -225,7 +236,7 @@ module functionApp 'modules/functionapp.bicep' = {
   params: {
     planName: names.plan
     appName: names.functionApp
-    location: location
+    location: region
     tags: tags
     identityId: identity.outputs.id
     identityClientId: identity.outputs.clientId
@@ -255,7 +266,7 @@ module alerts 'modules/alerts.bicep' = {
   name: 'alerts'
   params: {
     namePrefix: prefix
-    location: location
+    location: region
     tags: tags
     alertEmail: alertEmail
     serviceBusNamespaceId: serviceBus.outputs.id

@@ -1,11 +1,19 @@
-// Parameters for bicep/main.bicep. Copy and edit per environment; every value not given here
-// takes the default in main.bicep (which equals the code's default in src/adapters/settings.ts).
+// Parameters for bicep/main.bicep, for `azd up` and for `az deployment group create` alike. Every
+// value not given here takes the default in main.bicep (which equals the code's default in
+// src/adapters/settings.ts). azd sets AZURE_ENV_NAME, AZURE_LOCATION and AZURE_PRINCIPAL_ID (the
+// deploying principal) from its environment; `azd env set NAME VALUE` sets the others. Without
+// them (plain `az`), the fallbacks below apply.
 using 'main.bicep'
 
-param baseName = 'orderconvoy'
+// The azd environment's name, reduced to what a resource name allows (lowercase letters and digits).
+param baseName = take(toLower(replace(replace(readEnvironmentVariable('AZURE_ENV_NAME', 'orderconvoy'), '-', ''), '_', '')), 11)
 
-// Premium isolates capacity; Standard is cheaper and has the same session and duplicate-detection semantics.
-param serviceBusSku = 'Premium'
+// Empty: the resource group's region.
+param location = readEnvironmentVariable('AZURE_LOCATION', '')
+
+// Standard is the cheap default (sessions and duplicate detection included; messages up to 256 KB);
+// Premium isolates capacity and allows private endpoints (`azd env set SERVICE_BUS_SKU Premium`).
+param serviceBusSku = readEnvironmentVariable('SERVICE_BUS_SKU', 'Standard')
 param duplicateDetectionHistoryTimeWindow = 'PT1H'
 param maxDeliveryCount = 10
 
@@ -21,7 +29,9 @@ param inventoryCatalog = {
 }
 param paymentCreditLimit = 100000
 
-param alertEmail = 'operators@example.com'
+param alertEmail = readEnvironmentVariable('ALERT_EMAIL', 'operators@example.com')
 
-// `az ad signed-in-user show --query id -o tsv`, to run the app locally against these resources.
-param developerPrincipalId = ''
+// The deploying principal gets the app's data roles, to run `func start` and `npm run ops` against
+// these resources: azd passes its own (`az ad signed-in-user show --query id -o tsv` by hand).
+param developerPrincipalId = readEnvironmentVariable('AZURE_PRINCIPAL_ID', '')
+param developerPrincipalType = readEnvironmentVariable('AZURE_PRINCIPAL_TYPE', 'User')

@@ -64,7 +64,8 @@ resource plan 'Microsoft.Web/serverfarms@2024-11-01' = {
 resource site 'Microsoft.Web/sites@2024-11-01' = {
   name: appName
   location: location
-  tags: tags
+  // azd finds the app to deploy the service `api` of azure.yaml by this tag.
+  tags: union(tags, { 'azd-service-name': 'api' })
   kind: 'functionapp,linux'
   identity: {
     type: 'UserAssigned'

@@ -10,7 +10,7 @@ param tags object = {}
   'Standard'
   'Premium'
 ])
-param sku string = 'Premium'
+param sku string = 'Standard'
 
 @description('Messaging units, Premium only.')
 @allowed([

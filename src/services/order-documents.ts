@@ -1,4 +1,5 @@
 /** The documents of one order's partition (`/orderId`) in the `orders` container. */
+import { PermanentError } from '../domain/errors';
 import type { OrderState } from '../domain/order';
 import type { Document, FulfillmentInput } from './ports';
 import type { ParkRequest } from './convoy/parking';
@@ -38,11 +39,19 @@ export function inboxMarkerId(consumer: string, messageId: string): string {
   return `inbox:${consumer}:${messageId}`;
 }
 
+/** What `fulfillOrder` starts with. Only an order whose OrderCreated was applied has one: a customer
+ * and a currency are never made up, their absence is an error. */
 export function fulfillmentInputOf(state: OrderState, correlationId: string | null): FulfillmentInput {
+  if (state.customerId === null || state.currency === null) {
+    throw new PermanentError(
+      'order-not-created',
+      `order ${state.orderId} has no ${state.customerId === null ? 'customerId' : 'currency'}: its OrderCreated was not applied, so it has nothing to fulfill`,
+    );
+  }
   return {
     orderId: state.orderId,
-    customerId: state.customerId ?? '',
-    currency: state.currency ?? '',
+    customerId: state.customerId,
+    currency: state.currency,
     total: state.total,
     lines: state.lines.map((line) => ({ ...line })),
     correlationId,

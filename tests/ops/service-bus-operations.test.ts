@@ -55,12 +55,19 @@ describe('mapping received messages', () => {
       enqueuedTimeUtc: Date.parse('2024-05-01T10:00:00Z'),
       deliveryCount: 1,
     });
-    expect(heldOf({ body: null, messageId: Buffer.from('bytes-id') })).toMatchObject({
+    const bytes = received({ messageId: 'unused', sequenceNumber: '7' });
+    expect(heldOf({ ...bytes, messageId: Buffer.from('bytes-id') })).toMatchObject({
       messageId: 'bytes-id',
       sessionId: null,
-      sequenceNumber: '',
-      enqueuedTimeUtc: 0,
+      sequenceNumber: '7',
     });
+    // What the broker always sets is never made up: a message without it is an error naming the field.
+    expect(() => heldOf({ body: null, messageId: 'm-1' })).toThrow(
+      'message m-1 came from Service Bus without sequenceNumber',
+    );
+    expect(() => heldOf({ ...bytes, enqueuedTimeUtc: undefined })).toThrow('without enqueuedTimeUtc');
+    expect(() => heldOf({ ...bytes, deliveryCount: undefined })).toThrow('without deliveryCount');
+    expect(() => heldOf({ ...bytes, messageId: undefined })).toThrow('without messageId');
     expect(portProperties(undefined)).toEqual({});
   });
 

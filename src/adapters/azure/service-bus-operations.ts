@@ -121,17 +121,37 @@ export function portProperties(properties: ReceivedLike['applicationProperties']
   return result;
 }
 
+/** A field the broker sets on every message it hands out, missing: an error, never a made-up value. */
+function brokerSet<T>(value: T | undefined, field: string, messageId: string): T {
+  if (value === undefined) {
+    throw new PermanentError(
+      'malformed-message',
+      `message ${messageId} came from Service Bus without ${field}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The port's view of a received or peeked message. Service Bus assigns the sequence number and the
+ * enqueued time when it accepts a message and counts deliveries on every lock
+ * (https://learn.microsoft.com/en-us/azure/service-bus-messaging/message-sequencing,
+ * https://learn.microsoft.com/en-us/azure/service-bus-messaging/message-transfers-locks-settlement),
+ * and this app sends every message with a messageId: one without them is refused, not given
+ * `''` or 0, which would make two messages the same copy (isSameCopy) or date one at 1970.
+ */
 export function heldOf(message: ReceivedLike): HeldMessage {
+  const messageId = brokerSet(idText(message.messageId) ?? undefined, 'messageId', '(without id)');
   return {
-    messageId: idText(message.messageId) ?? '',
+    messageId,
     sessionId: message.sessionId ?? null,
     body: message.body,
     correlationId: idText(message.correlationId),
     subject: message.subject ?? null,
     applicationProperties: portProperties(message.applicationProperties),
-    sequenceNumber: message.sequenceNumber?.toString() ?? '',
-    enqueuedTimeUtc: message.enqueuedTimeUtc?.getTime() ?? 0,
-    deliveryCount: message.deliveryCount ?? 0,
+    sequenceNumber: brokerSet(message.sequenceNumber, 'sequenceNumber', messageId).toString(),
+    enqueuedTimeUtc: brokerSet(message.enqueuedTimeUtc, 'enqueuedTimeUtc', messageId).getTime(),
+    deliveryCount: brokerSet(message.deliveryCount, 'deliveryCount', messageId),
   };
 }
 

@@ -168,8 +168,11 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const durable = createDurableDriver({
     ...saga,
     clock: options.clock ?? { mode: 'real' },
-    faults: { activityTransient: faults.activityTransient },
-    random: faultRandom(seed, 'activityTransient'),
+    faults: {
+      activityTransient: faults.activityTransient,
+      activityResultLost: faults.activityResultLost,
+      seed,
+    },
     log: options.log,
   });
   durable.start();

@@ -11,6 +11,7 @@ export const FAULT_NAMES = [
   'transient',
   'reorder',
   'activityTransient',
+  'activityResultLost',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 export type FaultSpec = Partial<Record<FaultName, number>>;

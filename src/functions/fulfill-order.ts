@@ -98,6 +98,10 @@ class SagaFlow {
     return this.context.df.callActivityWithRetry(name, this.retry, input);
   }
 
+  /**
+   * Records a status change. The record is the saga's truth, so a change is never dropped: when the
+   * write's retries run out, a person is alerted and it is tried again after a pause, until it lands.
+   */
   *record(
     status: SagaStatus,
     reason: string | null,
@@ -110,14 +114,30 @@ class SagaFlow {
       reason,
     };
     if (cancellationFee !== undefined) change.cancellationFee = cancellationFee;
-    return (yield this.context.df.callActivityWithRetry(RECORD_SAGA_STATUS, this.retry, change)) as {
-      cancelRequested: boolean;
-    };
+    for (let round = 1; ; round++) {
+      try {
+        return (yield this.context.df.callActivityWithRetry(RECORD_SAGA_STATUS, this.retry, change)) as {
+          cancelRequested: boolean;
+        };
+      } catch (error) {
+        const attempts = round * this.policy.retry.maxAttempts;
+        yield* this.alert(
+          [],
+          `the saga status ${status} could not be recorded after ${attempts} attempts (${messageOf(error)}); trying again`,
+        );
+        yield* this.pause(this.policy.retry.maxIntervalMs);
+      }
+    }
   }
 
-  *alert(failed: CompensationName[], message: string): Generator<Task, void, unknown> {
+  *pause(ms: number): Generator<Task, void, unknown> {
+    yield this.context.df.createTimer(new Date(this.context.df.currentUtcDateTime.getTime() + ms));
+  }
+
+  /** Tells a person. An alert that cannot be raised does not stop the saga: the record says what waits. */
+  *alert(failed: OperationName[], message: string): Generator<Task, void, unknown> {
     const alert: AlertInput = { order: this.order, instanceId: this.context.df.instanceId, failed, message };
-    yield this.context.df.callActivityWithRetry(RAISE_SAGA_ALERT, this.retry, alert);
+    yield* settle(this.context.df.callActivityWithRetry(RAISE_SAGA_ALERT, this.retry, alert));
   }
 
   /** One pass over the stages. `Task.all` fails fast, so every task is settled on its own after it. */

@@ -4,7 +4,7 @@
  * a failure reported as the extension reports it (TaskFailed `Reason` and `Details`, plus
  * `FailureDetails` when the app registered an exception properties provider).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { format } from 'node:util';
 import { InvocationContext } from '@azure/functions';
 import type { ActivityHandler } from 'durable-functions';
@@ -20,13 +20,34 @@ export type ActivityOutcome =
   | { ok: true; resultJson: string }
   | { ok: false; reason: string; details: string; failureDetails?: FailureDetailsPayload };
 
+/** Seeded activity faults (CONTRACTS 3, `--faults`). */
+export interface ActivityFaults {
+  /** Probability that an invocation fails with a retryable error before its handler runs. */
+  activityTransient?: number;
+  /** Probability that an invocation does its work, then its result is lost: it fails with a retryable error. */
+  activityResultLost?: number;
+  /** Every draw is a function of this seed and of the invocation, never of the order invocations ran in. */
+  seed?: number;
+}
+
 export interface ActivityRunnerOptions {
   activities: readonly ActivityDefinition[];
   maxConcurrent: number;
-  /** Probability that an invocation fails with a retryable error before its handler runs. */
-  transientFaultRate: number;
-  random: () => number;
+  faults: ActivityFaults;
   log: DurableLog | undefined;
+}
+
+/**
+ * The fault draw of one invocation, in [0, 1): a hash of the seed, the fault and the invocation
+ * (its instance and the id of its TaskScheduled event, both fixed by the orchestration's history).
+ * Activities of many instances run at once and finish in any order; a shared random stream would hand
+ * each invocation a different draw from run to run, and one seed would not give one run.
+ */
+export function faultDraw(seed: number, fault: string, instanceId: string, taskId: number): number {
+  const digest = createHash('sha256')
+    .update(`${seed}\u0000${fault}\u0000${instanceId}\u0000${taskId}`)
+    .digest();
+  return digest.readUInt32BE(0) / 4294967296;
 }
 
 export interface ActivityRunnerStats {
@@ -36,8 +57,11 @@ export interface ActivityRunnerStats {
 }
 
 export interface ActivityRunner {
-  /** Never rejects: a failure is an outcome, as it is in the orchestration history. */
-  run(name: string, input: unknown, instanceId: string): Promise<ActivityOutcome>;
+  /**
+   * Never rejects: a failure is an outcome, as it is in the orchestration history. `taskId` is the
+   * EventId of the invocation's TaskScheduled event.
+   */
+  run(name: string, input: unknown, instanceId: string, taskId: number): Promise<ActivityOutcome>;
   stats(): ActivityRunnerStats;
 }
 
@@ -135,23 +159,47 @@ export function createActivityRunner(options: ActivityRunnerOptions): ActivityRu
   const stats: ActivityRunnerStats = { activitiesRun: 0, activityFailures: 0, faultsInjected: 0 };
   const limit = createLimiter(Math.max(1, options.maxConcurrent));
   const handlers = new Map<string, ActivityHandler>();
+  const { activityTransient = 0, activityResultLost = 0, seed = 0 } = options.faults;
+  /** The invocation each running InvocationContext stands for, by its invocationId. */
+  const running = new Map<string, { instanceId: string; taskId: number }>();
+  const drawn = (fault: string, probability: number, invocationId: string): boolean => {
+    const invocation = running.get(invocationId);
+    if (probability === 0 || invocation === undefined) return false;
+    if (faultDraw(seed, fault, invocation.instanceId, invocation.taskId) >= probability) return false;
+    stats.faultsInjected++;
+    return true;
+  };
   for (const definition of options.activities) {
     const { name, handler } = definition;
-    // The fault is thrown inside the wrapped handler so that it is reported like any other failure.
-    const faulty: ActivityHandler = (input, context) => {
-      if (options.transientFaultRate > 0 && options.random() < options.transientFaultRate) {
-        stats.faultsInjected++;
+    // The faults are thrown inside the wrapped handler so that they are reported like any other failure.
+    const faulty: ActivityHandler = async (input, context) => {
+      if (drawn('activityTransient', activityTransient, context.invocationId)) {
         throw new TransientError(INJECTED_FAULT_CODE, `injected transient fault in activity ${name}`);
       }
-      return handler(input, context);
+      const result: unknown = await handler(input, context);
+      if (drawn('activityResultLost', activityResultLost, context.invocationId)) {
+        throw new TransientError(
+          INJECTED_FAULT_CODE,
+          `injected fault: activity ${name} ran, then its result was lost`,
+        );
+      }
+      return result;
     };
     handlers.set(name, wrapActivity(faulty));
   }
 
-  const invoke = async (name: string, handler: ActivityHandler, input: unknown, instanceId: string) => {
+  const invoke = async (
+    name: string,
+    handler: ActivityHandler,
+    input: unknown,
+    instanceId: string,
+    taskId: number,
+  ) => {
+    const invocationId = randomUUID();
+    running.set(invocationId, { instanceId, taskId });
     const context = new InvocationContext({
       functionName: name,
-      invocationId: randomUUID(),
+      invocationId,
       triggerMetadata: { instanceId },
       logHandler: (level, ...args) => options.log?.(name, level, format(...args)),
     });
@@ -163,16 +211,18 @@ export function createActivityRunner(options: ActivityRunnerOptions): ActivityRu
     } catch (error) {
       stats.activityFailures++;
       return activityFailure(name, error);
+    } finally {
+      running.delete(invocationId);
     }
   };
 
   return {
-    run(name, input, instanceId) {
+    run(name, input, instanceId, taskId) {
       const handler = handlers.get(name);
       if (!handler) return Promise.resolve(missingActivity(name));
       // Each invocation gets its own copy of the input, as a deserialized host payload would be.
       const copy: unknown = JSON.parse(toJson(input));
-      return limit(() => invoke(name, handler, copy, instanceId));
+      return limit(() => invoke(name, handler, copy, instanceId, taskId));
     },
     stats: () => ({ ...stats }),
   };

@@ -96,8 +96,9 @@ function createRealClock(): DriverClock {
           if (fireAt > Date.now()) arm();
           else fire();
         }, delay);
-        // A pending durable timer must not keep the process alive on its own.
-        handle.unref();
+        // Kept referenced: a retry backoff may be the only thing a run waits for, and an unref'd
+        // timer would let Node's event loop empty and the process exit in the middle of the run.
+        // stop() clears every timer, so a finished run still exits at once.
         handles.add(handle);
       };
       arm();

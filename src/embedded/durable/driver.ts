@@ -19,7 +19,7 @@ import type {
   OrchestrationRuntimeStatus,
   OrchestrationStatus,
 } from '../../services/ports';
-import { createActivityRunner, type ActivityOutcome, type DurableLog } from './activity';
+import { createActivityRunner, type ActivityFaults, type ActivityOutcome, type DurableLog } from './activity';
 import { createDriverClock, type ClockOption } from './clock';
 import { decideOnActions, decideOnEvent, newReplayBook, type Effect, type ReplayBook } from './episode';
 import {
@@ -50,10 +50,7 @@ export type { ClockOption } from './clock';
 export type { DurableLog } from './activity';
 export type { HistoryEvent } from './history';
 
-export interface DurableDriverFaults {
-  /** Probability that an activity invocation fails with a TransientError before its handler runs. */
-  activityTransient?: number;
-}
+export type { ActivityFaults as DurableDriverFaults } from './activity';
 
 export interface DurableDriverOptions {
   orchestrations: readonly OrchestrationDefinition[];
@@ -62,8 +59,7 @@ export interface DurableDriverOptions {
   clock?: ClockOption;
   /** Activities running at once across all instances; 16 by default. */
   maxConcurrentActivities?: number;
-  faults?: DurableDriverFaults;
-  random?: () => number;
+  faults?: ActivityFaults;
   log?: DurableLog;
 }
 
@@ -212,8 +208,7 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
   const activities = createActivityRunner({
     activities: options.activities,
     maxConcurrent: options.maxConcurrentActivities ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
-    transientFaultRate: options.faults?.activityTransient ?? 0,
-    random: options.random ?? Math.random,
+    faults: options.faults ?? {},
     log: options.log,
   });
   const orchestrators = new Map<string, OrchestratorFunction>();
@@ -313,7 +308,7 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
     const generation = instance.generation;
     instance.activitiesInFlight++;
     track(
-      activities.run(name, input, instance.instanceId).then((outcome) => {
+      activities.run(name, input, instance.instanceId, taskId).then((outcome) => {
         instance.activitiesInFlight--;
         if (generation === instance.generation && !isFinished(instance.runtimeStatus) && !stopped) {
           enqueue(instance, outcomeEvent(taskId, outcome));

@@ -10,7 +10,6 @@ import {
   compensationOf,
   fulfillmentInstanceId,
   operationKind,
-  type CompensationName,
   type OperationName,
   type SagaStatus,
 } from '../../domain/saga';
@@ -223,7 +222,8 @@ export async function recordSagaStatus(
 export interface AlertInput {
   order: FulfillmentInput;
   instanceId: string;
-  failed: CompensationName[];
+  /** The operations that keep failing; empty when what failed is recording the saga itself. */
+  failed: OperationName[];
   message: string;
 }
 

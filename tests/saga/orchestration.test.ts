@@ -1,0 +1,71 @@
+/**
+ * The fulfillment orchestration under faults (issue 13), on the durable driver's virtual time:
+ * every saga ends, the point of no return holds, and a person's decision is taken once.
+ */
+import { fulfillmentInstanceId } from '../../src/domain/saga';
+import { fulfillmentInput, line } from '../support/saga';
+import { failingRecordWrites, POLICY, sagaHarness, stopHarnesses } from '../support/saga-orchestration';
+
+afterEach(stopHarnesses);
+
+describe('every saga ends', () => {
+  it('a status write whose retries run out is tried again later: the saga still completes', async () => {
+    let left = 4; // more than the 3 attempts of the retry policy
+    const refused = failingRecordWrites((next) => next.status === 'completed' && left-- > 0);
+    const h = sagaHarness({ orders: refused.wrap });
+
+    await h.start(fulfillmentInput('O-1', [line('SKU-A', 1)]));
+    await h.driver.runUntilIdle();
+
+    expect(refused.failures()).toBe(4);
+    expect(await h.runtimeStatus(fulfillmentInstanceId('O-1'))).toBe('Completed');
+    expect((await h.record('O-1')).status).toBe('completed');
+  });
+
+  it('an alert that cannot be raised does not end the saga: it still waits for a person', async () => {
+    const refused = failingRecordWrites((next) => next.alerts > 0);
+    const h = sagaHarness({
+      orders: refused.wrap,
+      downstream: (builtIn) => ({
+        ...builtIn,
+        inventory: {
+          ...builtIn.inventory,
+          release: async () => {
+            throw new Error('release unavailable');
+          },
+        },
+      }),
+    });
+
+    // Over the credit limit: the charge fails for good, and the release of the stock keeps failing.
+    await h.start(fulfillmentInput('O-2', [line('SKU-A', 1, 5000)]));
+    await h.driver.runUntilIdle();
+
+    expect(refused.failures()).toBeGreaterThan(0);
+    expect(await h.runtimeStatus(fulfillmentInstanceId('O-2'))).toBe('Running');
+    expect((await h.record('O-2')).status).toBe('needs-attention');
+  });
+});
+
+describe('one seed, one run', () => {
+  it('the activity faults an order meets do not depend on which other orders run beside it', async () => {
+    const faults = { activityTransient: 0.3, activityResultLost: 0.2, seed: 11 };
+    const attemptsOf = async (orderIds: string[]): Promise<unknown> => {
+      const h = sagaHarness({ faults, policy: { retry: { ...POLICY.retry, maxAttempts: 10 } } });
+      for (const orderId of orderIds) await h.start(fulfillmentInput(orderId, [line('SKU-A', 1)]));
+      await h.driver.runUntilIdle();
+      const record = await h.record('O-1');
+      return {
+        status: record.status,
+        attempts: Object.fromEntries(
+          Object.entries(record.steps).map(([name, step]) => [name, step?.attempts]),
+        ),
+        history: h.driver.history(fulfillmentInstanceId('O-1')).length,
+      };
+    };
+
+    const alone = await attemptsOf(['O-1']);
+    expect(await attemptsOf(['O-2', 'O-3', 'O-1', 'O-4'])).toEqual(alone);
+    expect(await attemptsOf(['O-1', 'O-5'])).toEqual(alone);
+  });
+});

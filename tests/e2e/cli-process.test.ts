@@ -45,7 +45,7 @@ describe('npm start as a process, output redirected', () => {
     ]);
 
     const printed = readFileSync(join(dir, 'out.txt'), 'utf8');
-    expect({ code, printed: printed.includes('report written to r.json') }).toEqual({
+    expect({ code, printed: printed.includes('r.json') }).toEqual({
       code: 0,
       printed: true,
     });

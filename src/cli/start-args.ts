@@ -37,6 +37,12 @@ export const START_FLAGS: readonly FlagSpec[] = [
     default: 'none',
   },
   {
+    name: 'html',
+    value: 'FILE',
+    meaning: 'write one self-contained page picturing the run (no network)',
+    default: 'none',
+  },
+  {
     name: 'seed',
     value: 'N',
     meaning: 'seeds every injected fault, so that a run repeats',
@@ -80,7 +86,7 @@ export const START_FLAGS: readonly FlagSpec[] = [
   { name: 'help', short: 'h', meaning: 'print this help and exit' },
 ];
 
-export const USAGE = 'usage: npm start -- [--input FILE] [--report FILE] [flags...]';
+export const USAGE = 'usage: npm start -- [--input FILE] [--report FILE] [--html FILE] [flags...]';
 
 export const HELP = flagHelp(
   USAGE,

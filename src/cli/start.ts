@@ -12,6 +12,9 @@ import { createEmbeddedApp } from '../embedded/app';
 import { entryCount, reusedMessageIds } from './input-file';
 import { snapshotOf, startProgress } from './progress';
 import { summary } from './summary';
+import { createTimelineRecorder } from '../embedded/timeline';
+import { buildRunPicture } from './run-picture';
+import { renderHtml } from './html-report';
 import { runMain } from './run-main';
 
 /** The package root, found from here whether this runs compiled (dist/src/cli) or from source. */
@@ -81,6 +84,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 
   const started = Date.now();
+  // Only a run asked for its picture records when each entry met its outcome.
+  const timeline = options.html === undefined ? undefined : createTimelineRecorder();
   const app = createEmbeddedApp({
     seed: options.seed,
     faults: options.faults,
@@ -88,6 +93,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     catalog: input.catalog,
     creditLimit: options.creditLimit,
     sessionIdleTimeoutMs: options.sessionIdleMs,
+    ...(timeline === undefined ? {} : { instrument: { telemetry: timeline.wrap } }),
     log: () => undefined,
   });
   const totalEntries = input.messages.reduce((sum, message) => sum + entryCount(message.body), 0);
@@ -114,7 +120,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     progress.stop();
   }
   const report = await app.report();
+  const picture =
+    timeline === undefined ? undefined : await buildRunPicture(app, report, timeline, input.name);
   await app.stop();
+  if (options.html !== undefined && picture !== undefined) writeFileSync(options.html, renderHtml(picture));
 
   if (options.report !== undefined) writeFileSync(options.report, `${JSON.stringify(report, null, 2)}\n`);
   if (!options.quiet) {
@@ -124,6 +133,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       entries: totalEntries,
       seconds: (Date.now() - started) / 1000,
       reportPath: options.report,
+      htmlPath: options.html,
     });
     process.stdout.write(`${text}\n`);
   }

@@ -53,7 +53,12 @@ export function safeCell(text: string, max = MAX_CELL_WIDTH): string {
 
 /** `maxCellWidth`: shorten longer cells (a summary); unbounded where an id must be copied whole (ops). */
 export function textTable(rows: readonly string[][], maxCellWidth = Number.POSITIVE_INFINITY): string {
-  const cells = rows.map((row) => row.map((cell) => safeCell(cell, maxCellWidth)));
+  // The last column is never shortened: nothing comes after it to push out of line.
+  const cells = rows.map((row) =>
+    row.map((cell, column) =>
+      safeCell(cell, column === row.length - 1 ? Number.POSITIVE_INFINITY : maxCellWidth),
+    ),
+  );
   const widths = cells[0].map((_, column) => Math.max(...cells.map((row) => displayWidth(row[column]))));
   return cells
     .map((row) =>

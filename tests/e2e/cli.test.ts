@@ -231,6 +231,12 @@ describe('npm start (main)', () => {
       expect(message).toContain('128');
     });
 
+    it('--html into a directory that does not exist, before the run', async () => {
+      const message = await refused(['--input', SAMPLE_PATH, '--html', join(dir, 'no', 'r.html')]);
+      expect(message).toContain('--html');
+      expect(message).toContain('does not exist');
+    });
+
     it('every refusal is one line, never a stack', async () => {
       const message = await refused(['--input', SAMPLE_PATH, '--seed']);
       expect(message.trimEnd().split('\n')).toHaveLength(1);
@@ -254,6 +260,7 @@ describe('npm start (main)', () => {
       for (const flag of [
         '--input FILE',
         '--report FILE',
+        '--html FILE',
         '--seed N',
         '--faults SPEC',
         '--max-concurrent-sessions N',

@@ -40,8 +40,8 @@ param duplicateDetectionHistoryTimeWindow string = 'PT1H'
 @maxValue(2000)
 param maxDeliveryCount int = 10
 
-@description('Grant Azure Service Bus Data Owner on the trigger queues so the scale controller can read queue lengths (see modules/roles.bicep).')
-param grantServiceBusDataOwnerForScaling bool = false
+@description('Grant the Manage right (Azure Service Bus Data Owner) on each queue, and only there: target-based scaling and the session backlog read queue counts (modules/roles.bicep). Off: incremental scaling, backlog refused.')
+param grantQueueManageRight bool = true
 
 // --- Cosmos DB
 
@@ -206,7 +206,7 @@ module appRoles 'modules/roles.bicep' = {
     appInsightsName: monitoring.outputs.appInsightsName
     cosmosAccountName: cosmos.outputs.name
     cosmosDatabaseName: cosmos.outputs.databaseName
-    grantServiceBusDataOwnerForScaling: grantServiceBusDataOwnerForScaling
+    grantQueueManageRight: grantQueueManageRight
   }
 }
 
@@ -259,6 +259,7 @@ module functionApp 'modules/functionapp.bicep' = {
     retryMaxIntervalMs: retryMaxIntervalMs
     retryMaxAttempts: retryMaxAttempts
     reviewTimeoutMinutes: reviewTimeoutMinutes
+    duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
   }
 }
 

@@ -41,6 +41,8 @@ param retryBackoffCoefficient string
 param retryMaxIntervalMs int
 param retryMaxAttempts int
 param reviewTimeoutMinutes int
+@description('The queues\' duplicate-detection window, which replay reads from this setting (no Manage right needed).')
+param duplicateDetectionHistoryTimeWindow string
 
 resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: appInsightsName
@@ -191,6 +193,10 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
         {
           name: 'REVIEW_TIMEOUT_MINUTES'
           value: string(reviewTimeoutMinutes)
+        }
+        {
+          name: 'SERVICE_BUS_DUPLICATE_DETECTION_WINDOW'
+          value: duplicateDetectionHistoryTimeWindow
         }
       ]
     }

@@ -20,8 +20,8 @@ param appInsightsName string
 param cosmosAccountName string
 param cosmosDatabaseName string
 
-@description('Also grant Azure Service Bus Data Owner on the queues: accurate scaling, and the operations functions read queue settings and counts (see below).')
-param grantServiceBusDataOwnerForScaling bool = false
+@description('Grant the Manage right (Azure Service Bus Data Owner) on each queue: target-based scaling and the session backlog read queue counts (see below).')
+param grantQueueManageRight bool = true
 
 // Built-in role definition ids (the same in every tenant).
 var role = {
@@ -135,22 +135,19 @@ resource sendLedger 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   }
 }
 
-// The operations functions also read each queue's duplicate-detection window and counts, a
-// management operation (Manage right); the same Data Owner grant below covers `parked` for them.
-resource ownParkedForOperations 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwnerForScaling) {
-  name: guid(parkedQueue.id, principalId, role.serviceBusDataOwner)
-  scope: parkedQueue
-  properties: {
-    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataOwner)
-    principalId: principalId
-    principalType: principalType
-  }
-}
-
-// The Service Bus extension reads a trigger queue's message count through the administration API,
-// which needs the Manage right (Data Owner). With Receiver alone it falls back to peeking, and
-// scale-out decisions are less accurate. Off by default: Data Owner can also create and delete.
-resource ownLedgerForScaling 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwnerForScaling) {
+// The Manage right, on each queue and nowhere else. Two readers need a queue's message counts, which
+// Service Bus gives only through its administration API (GetQueueRuntimeProperties, Manage right):
+// - Flex Consumption's target-based scaling for the Service Bus trigger: the extension's scaler
+//   (Microsoft.Azure.WebJobs.Extensions.ServiceBus, Listeners/ServiceBusMetricsProvider.cs,
+//   GetMessageCountAsync) reads ActiveMessageCount of the trigger queue with the trigger's own
+//   connection (this identity); without Manage it logs "does not have 'Manage Claim'" and falls
+//   back to incremental scaling, one instance at a time.
+// - The session backlog of the operations functions (`GET /api/ops/sessions/{queue}`), for any
+//   of the three queues.
+// Azure Service Bus Data Owner is the only built-in role that carries Manage; scoped to a queue it
+// covers that queue only (no other entity, no namespace settings). Replay needs none of it: what it
+// needs of a queue comes from the app settings the Bicep writes (src/adapters/settings.ts).
+resource manageLedger 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantQueueManageRight) {
   name: guid(ledgerQueue.id, principalId, role.serviceBusDataOwner)
   scope: ledgerQueue
   properties: {
@@ -160,7 +157,7 @@ resource ownLedgerForScaling 'Microsoft.Authorization/roleAssignments@2022-04-01
   }
 }
 
-resource ownOrderTransactionsForScaling 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwnerForScaling) {
+resource manageOrderTransactions 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantQueueManageRight) {
   name: guid(orderTransactionsQueue.id, principalId, role.serviceBusDataOwner)
   scope: orderTransactionsQueue
   properties: {
@@ -170,8 +167,23 @@ resource ownOrderTransactionsForScaling 'Microsoft.Authorization/roleAssignments
   }
 }
 
-// --- Storage: blob (host locks, deployment package, Durable's large payloads and leases),
+resource manageParked 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantQueueManageRight) {
+  name: guid(parkedQueue.id, principalId, role.serviceBusDataOwner)
+  scope: parkedQueue
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role.serviceBusDataOwner)
+    principalId: principalId
+    principalType: principalType
+  }
+}
+
+// --- Storage: blob (host locks and keys, deployment package, Durable's large payloads and leases),
 // queue (Durable's control and work-item queues), table (Durable's history and instances).
+// As narrow as the runtime allows: the host's identity-based AzureWebJobsStorage needs Storage Blob
+// Data Owner (Learn, "Connecting to host storage with an identity"); Durable's Azure Storage provider
+// needs Queue and Table Data Contributor and creates its task hub's queues and tables at run time
+// (names derived from the hub), so they cannot be scoped to entities that exist before it runs. All
+// three are on this one account, which holds nothing else; no account-management role is granted.
 
 resource storageBlob 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   name: guid(storage.id, principalId, role.storageBlobDataOwner)

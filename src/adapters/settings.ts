@@ -32,6 +32,11 @@ export interface Settings {
   inboxMarkerTtlSeconds: number;
   taskHubName: string;
   applicationInsightsConnectionString: string | undefined;
+  /**
+   * The queues' duplicate-detection window (all three share the Bicep's parameter), which a replay
+   * must respect; a setting, so that replay needs no Manage right to read it from the broker.
+   */
+  duplicateDetectionWindowMs: number;
   fulfillment: FulfillmentSettings;
 }
 
@@ -52,6 +57,7 @@ export const SETTING = {
   retryMaxIntervalMs: 'RETRY_MAX_INTERVAL_MS',
   retryMaxAttempts: 'RETRY_MAX_ATTEMPTS',
   reviewTimeoutMinutes: 'REVIEW_TIMEOUT_MINUTES',
+  duplicateDetectionWindow: 'SERVICE_BUS_DUPLICATE_DETECTION_WINDOW',
 } as const;
 
 export const DEFAULTS = {
@@ -62,7 +68,34 @@ export const DEFAULTS = {
   cancellationFeePercent: 10,
   retry: { firstIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000, maxAttempts: 5 },
   reviewTimeoutMinutes: 24 * 60,
+  /** ISO 8601, as the Bicep's duplicateDetectionHistoryTimeWindow. */
+  duplicateDetectionWindow: 'PT1H',
 } as const;
+
+const DURATION =
+  /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+
+/** An ISO 8601 duration as Service Bus writes them (`PT1H`, `P1DT10M`) in ms; null when it is not one. */
+export function isoDurationMs(duration: string): number | null {
+  const match = DURATION.exec(duration);
+  if (match === null || duration === 'P' || duration.endsWith('T')) return null;
+  const [days, hours, minutes, seconds] = match.slice(1).map((part) => Number(part ?? 0));
+  return Math.round((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000);
+}
+
+/** Service Bus allows a duplicate-detection window of 20 seconds to 7 days (Microsoft.ServiceBus queues API). */
+function duplicateWindowMs(env: Readonly<Record<string, string | undefined>>): number {
+  const name = SETTING.duplicateDetectionWindow;
+  const raw = env[name]?.trim() || DEFAULTS.duplicateDetectionWindow;
+  const ms = isoDurationMs(raw);
+  if (ms === null || ms < 20_000 || ms > 7 * 24 * 3600 * 1000) {
+    throw new ConfigurationError(
+      name,
+      `must be an ISO 8601 duration from PT20S to P7D such as PT1H, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return ms;
+}
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -198,6 +231,7 @@ export function readSettings(env: Environment): Settings {
     }),
     taskHubName: optional(env, SETTING.taskHubName) ?? DEFAULTS.taskHubName,
     applicationInsightsConnectionString: optional(env, SETTING.applicationInsightsConnectionString),
+    duplicateDetectionWindowMs: duplicateWindowMs(env),
     fulfillment: readFulfillmentSettings(env),
   };
   if (!/^[A-Za-z][A-Za-z0-9]{2,44}$/.test(settings.taskHubName)) {

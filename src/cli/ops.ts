@@ -230,7 +230,9 @@ export async function main(
   const credential = new DefaultAzureCredential({
     managedIdentityClientId: settings.managedIdentityClientId,
   });
-  const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential));
+  const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential), {
+    duplicateDetectionWindowMs: settings.duplicateDetectionWindowMs,
+  });
   const orders = createCosmosContainer(
     createCosmosClient({ endpoint: settings.cosmosEndpoint, credential })
       .database(settings.cosmosDatabase)

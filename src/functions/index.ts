@@ -40,7 +40,9 @@ const telemetry = createApplicationInsightsTelemetry(
 const cache = createOrderCache();
 
 const fulfillment = settings.fulfillment;
-const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential));
+const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential), {
+  duplicateDetectionWindowMs: settings.duplicateDetectionWindowMs,
+});
 const saga = sagaDefinitions(
   {
     orders,

@@ -125,4 +125,19 @@ describe('src/functions/index.ts', () => {
       /PAYMENT_CREDIT_LIMIT must be an integer >= 0, got "lots"/,
     );
   });
+
+  it('reads the duplicate-detection window replay respects from its setting, as the Bicep writes it', () => {
+    const { readSettings } =
+      require('../../src/adapters/settings') as typeof import('../../src/adapters/settings');
+    expect(readSettings(SETTINGS).duplicateDetectionWindowMs).toBe(3_600_000);
+    expect(
+      readSettings({ ...SETTINGS, SERVICE_BUS_DUPLICATE_DETECTION_WINDOW: 'P1DT30M' })
+        .duplicateDetectionWindowMs,
+    ).toBe((24 * 60 + 30) * 60_000);
+    for (const bad of ['1h', 'PT10S', 'P8D', 'PT']) {
+      expect(() => loadEntry({ ...SETTINGS, SERVICE_BUS_DUPLICATE_DETECTION_WINDOW: bad })).toThrow(
+        /SERVICE_BUS_DUPLICATE_DETECTION_WINDOW must be an ISO 8601 duration from PT20S to P7D/,
+      );
+    }
+  });
 });

@@ -9,7 +9,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SETTING } from '../../src/adapters/settings';
-import { QUEUE } from '../../src/services/queues';
+import { QUEUE, QUEUE_FLAGS } from '../../src/services/queues';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
 import {
   DOWNSTREAM_CONTAINER,
@@ -458,6 +458,17 @@ describe('the Bicep agrees with the code', () => {
 
   it('(b) declares the queues of CONTRACTS 1 with their flags, unpartitioned', () => {
     expect(checkQueues(TEMPLATES, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([]);
+  });
+
+  it('(b) creates each queue with the flags the operations assume (QUEUE_FLAGS, no Manage right to ask)', () => {
+    expect(checkQueues(TEMPLATES, QUEUE_FLAGS, QUEUE_NAMES)).toEqual([]);
+    const parkedWithoutDuplicates = {
+      ...QUEUE_FLAGS,
+      parked: { requiresSession: false, requiresDuplicateDetection: false },
+    };
+    expect(checkQueues(TEMPLATES, parkedWithoutDuplicates, QUEUE_NAMES)).toEqual([
+      'queue parked: requiresDuplicateDetection is true, CONTRACTS 1 says false',
+    ]);
   });
 
   it('(c) partitions the orders container by /orderId with TTL on', () => {

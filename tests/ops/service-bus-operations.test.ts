@@ -142,7 +142,7 @@ interface Calls {
 
 function fakeBus(
   entities: Record<string, ReceivedLike[]>,
-  options: { failSend?: Error; duplicateWindow?: string } = {},
+  options: { failSend?: Error } = {},
 ): { parts: ServiceBusParts<ReceivedLike>; calls: Calls } {
   const calls: Calls = { receivers: [], completed: [], abandoned: [], sent: [], closed: 0 };
   const parts: ServiceBusParts<ReceivedLike> = {
@@ -180,13 +180,6 @@ function fakeBus(
           calls.sent.push({ queue, message });
         },
         async close() {},
-      };
-    },
-    async getQueue(queue) {
-      return {
-        requiresSession: queue !== 'parked',
-        requiresDuplicateDetection: options.duplicateWindow !== undefined,
-        duplicateDetectionHistoryTimeWindow: options.duplicateWindow ?? 'PT10M',
       };
     },
     async getQueueRuntimeProperties() {
@@ -356,16 +349,28 @@ describe('the Azure listings and backlog', () => {
     });
   });
 
-  it('reads the duplicate detection window from the queue settings', async () => {
-    const on = createServiceBusOperations(fakeBus({}, { duplicateWindow: 'PT1H' }).parts);
-    await expect(on.queueInfo('ledger')).resolves.toEqual({
+  it('takes what replay needs of a queue from the settings, with no management call (no Manage right)', async () => {
+    // The default deployment grants no Manage right for replay: every administration call is refused.
+    const { parts } = fakeBus({});
+    const manageRefused: ServiceBusParts<ReceivedLike> = {
+      ...parts,
+      getQueueRuntimeProperties: async () => {
+        throw Object.assign(new Error('Unauthorized'), { statusCode: 401 });
+      },
+    };
+    const hour = createServiceBusOperations(manageRefused, { duplicateDetectionWindowMs: 3_600_000 });
+    await expect(hour.queueInfo('ledger')).resolves.toEqual({
       requiresSession: true,
       duplicateDetectionWindowMs: 3_600_000,
     });
-    const off = createServiceBusOperations(fakeBus({}).parts);
-    await expect(off.queueInfo('parked')).resolves.toEqual({
+    await expect(hour.queueInfo('order-transactions')).resolves.toEqual({
+      requiresSession: true,
+      duplicateDetectionWindowMs: 3_600_000,
+    });
+    const tenMinutes = createServiceBusOperations(manageRefused, { duplicateDetectionWindowMs: 600_000 });
+    await expect(tenMinutes.queueInfo('parked')).resolves.toEqual({
       requiresSession: false,
-      duplicateDetectionWindowMs: null,
+      duplicateDetectionWindowMs: 600_000,
     });
   });
 
@@ -373,16 +378,12 @@ describe('the Azure listings and backlog', () => {
     const { parts } = fakeBus({});
     const refusing = (statusCode: number): ServiceBusParts<ReceivedLike> => ({
       ...parts,
-      getQueue: async () => {
+      getQueueRuntimeProperties: async () => {
         throw Object.assign(new Error('no'), { statusCode });
       },
     });
-    await expect(createServiceBusOperations(refusing(403)).queueInfo('ledger')).rejects.toThrow(
-      PermanentError,
-    );
-    await expect(createServiceBusOperations(refusing(401)).queueInfo('ledger')).rejects.toThrow(/Data Owner/);
-    await expect(createServiceBusOperations(refusing(429)).queueInfo('ledger')).rejects.toThrow(
-      TransientError,
-    );
+    await expect(createServiceBusOperations(refusing(403)).backlog('ledger')).rejects.toThrow(PermanentError);
+    await expect(createServiceBusOperations(refusing(401)).backlog('ledger')).rejects.toThrow(/Data Owner/);
+    await expect(createServiceBusOperations(refusing(429)).backlog('ledger')).rejects.toThrow(TransientError);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * MessageOperations on `@azure/service-bus`: peek to list, receive-and-find (peek-lock) to replay,
- * the administration client for queue settings and counts. Errors are classified as the sender's.
+ * the administration client for a queue's counts only. What a replay needs of a queue (session or
+ * not, its duplicate-detection window) comes from the code (QUEUE_FLAGS) and the settings the Bicep
+ * writes, so replay needs Listen and Send and no Manage right. Errors are classified as the sender's.
  *
  * Finding one message by receiving has a cost the caller should know: every message received on the
  * way to it is abandoned, which raises its delivery count. On `parked` (which nothing else consumes)
@@ -27,7 +29,8 @@ import type {
   ReplayDelivery,
 } from '../../services/operations/ports';
 import type { ApplicationProperties } from '../../services/ports';
-import { QUEUE } from '../../services/queues';
+import { QUEUE, QUEUE_FLAGS } from '../../services/queues';
+import { DEFAULTS, isoDurationMs } from '../settings';
 import { classify, toServiceBusMessage } from './service-bus-sender';
 
 /** The fields of a received message the operations read; `ServiceBusReceivedMessage` has them all. */
@@ -64,11 +67,6 @@ export interface ServiceBusParts<M extends ReceivedLike> {
     sendMessages(message: ServiceBusMessage): Promise<void>;
     close(): Promise<void>;
   };
-  getQueue(queue: string): Promise<{
-    requiresSession: boolean;
-    requiresDuplicateDetection: boolean;
-    duplicateDetectionHistoryTimeWindow: string;
-  }>;
   getQueueRuntimeProperties(
     queue: string,
   ): Promise<{ activeMessageCount: number; deadLetterMessageCount: number }>;
@@ -82,6 +80,8 @@ export interface ServiceBusOperationsOptions {
   maxScanned?: number;
   /** How long one receive call waits for a first message. */
   receiveWaitMs?: number;
+  /** The queues' duplicate-detection window (setting SERVICE_BUS_DUPLICATE_DETECTION_WINDOW). */
+  duplicateDetectionWindowMs?: number;
 }
 
 const DEFAULT_MAX_LISTED = 500;
@@ -95,12 +95,12 @@ export function connectServiceBus(
   credential: TokenCredential,
 ): ServiceBusParts<ServiceBusReceivedMessage> {
   const client = new ServiceBusClient(fullyQualifiedNamespace, credential);
-  // Queue settings and counts are management operations: the identity needs Data Owner for them.
+  // A queue's counts are a management operation: the identity needs Data Owner (Manage) on the queue,
+  // which the Bicep grants on each queue for the backlog and the scale controller (modules/roles.bicep).
   const admin = new ServiceBusAdministrationClient(fullyQualifiedNamespace, credential);
   return {
     createReceiver: (queue, options) => client.createReceiver(queue, options),
     createSender: (queue) => client.createSender(queue),
-    getQueue: (queue) => admin.getQueue(queue),
     getQueueRuntimeProperties: (queue) => admin.getQueueRuntimeProperties(queue),
     close: () => client.close(),
   };
@@ -178,21 +178,17 @@ export function isSameCopy(received: ReceivedLike, held: HeldMessage): boolean {
   );
 }
 
-const DURATION =
-  /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
-
 /** `duplicateDetectionHistoryTimeWindow` is an ISO 8601 duration such as `PT1H` or `P1DT10M`. */
 export function durationMs(duration: string): number {
-  const match = DURATION.exec(duration);
-  if (match === null || duration === 'P' || duration.endsWith('T')) {
+  const ms = isoDurationMs(duration);
+  if (ms === null) {
     throw new PermanentError('bad-duration', `cannot read the ISO 8601 duration ${JSON.stringify(duration)}`);
   }
-  const [days, hours, minutes, seconds] = match.slice(1).map((part) => Number(part ?? 0));
-  return Math.round((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000);
+  return ms;
 }
 
 const MANAGE_RIGHT_HINT =
-  '; queue settings and counts need the Manage right: Azure Service Bus Data Owner on the queue or namespace';
+  '; queue counts need the Manage right: Azure Service Bus Data Owner on the queue (the Bicep grants it)';
 
 /** As the sender classifies bus errors; the administration client's are REST errors with a status. */
 function classified(error: unknown, what: string): Error {
@@ -222,6 +218,8 @@ export function createServiceBusOperations<M extends ReceivedLike>(
   const maxListed = options.maxListed ?? DEFAULT_MAX_LISTED;
   const maxScanned = options.maxScanned ?? DEFAULT_MAX_SCANNED;
   const receiveWaitMs = options.receiveWaitMs ?? DEFAULT_RECEIVE_WAIT_MS;
+  const duplicateWindowMs =
+    options.duplicateDetectionWindowMs ?? durationMs(DEFAULTS.duplicateDetectionWindow);
 
   const receiverOf = (queue: OperableQueue, deadLetter: boolean): ReceiverLike<M> =>
     parts.createReceiver(queue, {
@@ -335,10 +333,10 @@ export function createServiceBusOperations<M extends ReceivedLike>(
     replayDeadLettered: (message) => takeAndReplay(message.queue, true, message),
 
     async backlog(queue): Promise<QueueBacklog> {
-      const [runtime, settings] = await Promise.all([
-        call(`reading the counts of ${queue}`, () => parts.getQueueRuntimeProperties(queue)),
-        call(`reading the settings of ${queue}`, () => parts.getQueue(queue)),
-      ]);
+      const runtime = await call(`reading the counts of ${queue}`, () =>
+        parts.getQueueRuntimeProperties(queue),
+      );
+      const settings = QUEUE_FLAGS[queue];
       const pending = new Map<string, number>();
       let truncated = false;
       if (settings.requiresSession && runtime.activeMessageCount > 0) {
@@ -363,12 +361,10 @@ export function createServiceBusOperations<M extends ReceivedLike>(
     },
 
     async queueInfo(queue) {
-      const settings = await call(`reading the settings of ${queue}`, () => parts.getQueue(queue));
+      const flags = QUEUE_FLAGS[queue];
       return {
-        requiresSession: settings.requiresSession,
-        duplicateDetectionWindowMs: settings.requiresDuplicateDetection
-          ? durationMs(settings.duplicateDetectionHistoryTimeWindow)
-          : null,
+        requiresSession: flags.requiresSession,
+        duplicateDetectionWindowMs: flags.requiresDuplicateDetection ? duplicateWindowMs : null,
       };
     },
 

@@ -58,11 +58,11 @@ export function parseFlags(
   } catch (error) {
     const { code, message } = error as { code?: string; message: string };
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      throw new UsageError(`unknown flag ${quotedName(message)} (${settings.command} --help lists them)`);
+      throw new UsageError(`unknown flag ${quotedName(message)} (${settings.command} -- --help lists them)`);
     }
     if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
       throw new UsageError(
-        `unexpected argument "${quotedName(message)}": ${settings.command} takes flags only (--help lists them)`,
+        `unexpected argument "${quotedName(message)}": ${settings.command} takes flags only (${settings.command} -- --help lists them)`,
       );
     }
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {

@@ -1,6 +1,6 @@
 /** The command line of `npm run ops`: parsed into one command, or a usage error naming what is wrong. */
 import { isOperableQueue, OPERABLE_QUEUES, type OperableQueue } from '../services/operations/ports';
-import { UsageError } from './start-args';
+import { flagHelp, parseFlags, UsageError, type FlagSpec } from './flags';
 
 export type OpsCommand =
   | { name: 'help' }
@@ -12,7 +12,7 @@ export type OpsCommand =
   | { name: 'dlq replay'; queue: OperableQueue; messageId: string; force: boolean; json: boolean }
   | { name: 'sessions'; queue: OperableQueue; json: boolean };
 
-export const OPS_USAGE = `usage: npm run ops -- <command> [--json]
+const OPS_COMMANDS = `usage: npm run ops -- <command> [--json]
 
   parked list                              parked messages, oldest first
   parked show <messageId>                  one parked message in full, and what a replay would do
@@ -20,14 +20,23 @@ export const OPS_USAGE = `usage: npm run ops -- <command> [--json]
   dlq list <queue>                         dead-lettered messages of a queue
   dlq show <queue> <messageId>             one dead-lettered message in full
   dlq replay <queue> <messageId> [--force] replay it into the queue it died in
-  sessions <queue>                         active and dead-lettered counts, messages pending per session
+  sessions <queue>                         active and dead-lettered counts, messages pending per session`;
 
-queues: ${OPERABLE_QUEUES.join(', ')}
+export const OPS_FLAGS: readonly FlagSpec[] = [
+  { name: 'json', meaning: 'print JSON instead of a table', default: 'a table' },
+  { name: 'force', meaning: 'replay even what would be parked again or have no effect', default: 'off' },
+  { name: 'help', short: 'h', meaning: 'print this help and exit' },
+];
+
+export const OPS_USAGE = flagHelp(
+  OPS_COMMANDS,
+  OPS_FLAGS,
+  `queues: ${OPERABLE_QUEUES.join(', ')}
+A messageId that starts with "-" goes after --: parked show -- -odd-id.
 A replay that would be parked again or have no effect is refused unless --force; one that the
 queue's duplicate detection would drop, or a ledger entry still invalid, is refused even then.
-Exit codes: 0 done, 1 refused or failed (the reason is printed), 2 usage or configuration error.`;
-
-const FLAGS = ['--force', '--json'] as const;
+Exit codes: 0 done, 1 refused or failed (the reason is printed), 2 usage or configuration error.`,
+);
 
 function queueArgument(value: string | undefined): OperableQueue {
   if (value === undefined) throw new UsageError(`a queue is required: one of ${OPERABLE_QUEUES.join(', ')}`);
@@ -43,13 +52,11 @@ function messageIdArgument(value: string | undefined): string {
 }
 
 export function parseOpsArgs(argv: readonly string[]): OpsCommand {
-  const words = argv.filter((arg) => !arg.startsWith('--'));
-  const flags = argv.filter((arg) => arg.startsWith('--'));
-  if (flags.includes('--help') || words[0] === 'help') return { name: 'help' };
-  const unknownFlag = flags.find((flag) => !(FLAGS as readonly string[]).includes(flag));
-  if (unknownFlag !== undefined) throw new UsageError(`unknown option ${unknownFlag}`);
-  const force = flags.includes('--force');
-  const json = flags.includes('--json');
+  const parsed = parseFlags(OPS_FLAGS, argv, { command: 'npm run ops', allowPositionals: true });
+  const words = parsed.positionals;
+  if (parsed.values.has('help') || words[0] === 'help') return { name: 'help' };
+  const force = parsed.values.has('force');
+  const json = parsed.values.has('json');
 
   const [group, action, ...rest] = words;
   const expect = (count: number, command: OpsCommand): OpsCommand => {

@@ -25,7 +25,7 @@ import {
   type ReplayDeps,
   type ReplayResult,
 } from '../services/operations/replay';
-import { UsageError } from './start-args';
+import { UsageError } from './flags';
 import { OPS_USAGE, parseOpsArgs, type OpsCommand } from './ops-args';
 import { textTable } from './text-table';
 import { runMain } from './run-main';
@@ -178,7 +178,8 @@ function parsed(argv: readonly string[], output: OpsOutput): { command: Runnable
     command = parseOpsArgs(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    output.err(`${error.message}\n\n${OPS_USAGE}`);
+    const hint = error.message.includes('--help') ? '' : ' (npm run ops -- --help lists the commands)';
+    output.err(`${error.message}${hint}`);
     return { code: 2 };
   }
   if (command.name !== 'help') return { command };

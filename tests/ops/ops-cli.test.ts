@@ -110,7 +110,9 @@ describe('npm run ops', () => {
       [['parked', 'replay'], 'a messageId is required'],
       [['parked', 'list', 'extra'], 'unexpected argument "extra"'],
       [['parked', 'list', '--force'], '--force applies to a replay only'],
-      [['parked', 'list', '--verbose'], 'unknown option --verbose'],
+      [['parked', 'list', '--verbose'], 'unknown flag --verbose'],
+      [['parked', 'list', '--json', '--json'], '--json is given twice'],
+      [['parked', 'replay', 'T-1', '--force=yes'], '--force takes no value'],
       [['dlq', 'list', 'bogus'], 'unknown queue "bogus"'],
       [['sessions'], 'a queue is required'],
       [['drain'], 'unknown command "drain"'],
@@ -119,11 +121,21 @@ describe('npm run ops', () => {
       const result = await ops(world, ...argv);
       expect([argv, result.code]).toEqual([argv, 2]);
       expect(result.stderr).toContain(message);
-      expect(result.stderr).toContain('usage: npm run ops');
+      // One line, with where to look.
+      expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(result.stderr).toContain('npm run ops -- --help');
     }
-    const help = await ops(world, 'help');
-    expect(help.code).toBe(0);
-    expect(help.stdout).toContain('parked replay <messageId> [--force]');
+    for (const asked of [['help'], ['--help'], ['-h']]) {
+      const help = await ops(world, ...asked);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('parked replay <messageId> [--force]');
+      expect(help.stdout).toMatch(/--json\s+\S.*\(default: a table\)/);
+      expect(help.stdout).toMatch(/--force\s+\S.*\(default: off\)/);
+      expect(help.stdout).toMatch(/--help\s+\S/);
+    }
+    // A messageId that starts with "-" is given after --.
+    const show = await ops(world, 'parked', 'show', '--', '-odd-id');
+    expect(show.stderr).not.toContain('unknown flag');
   });
 
   it('answers a failing operation with 1 and the reason', async () => {

@@ -102,8 +102,8 @@ describe('src/functions/index.ts', () => {
     expect(routes).toEqual(
       expect.arrayContaining([
         'getOrder GET orders/{orderId} function',
-        'cancelOrder POST orders/{orderId}/cancel function',
-        'reviewOrder POST orders/{orderId}/review function',
+        'cancelOrder POST orders/{orderId}/cancel admin',
+        'reviewOrder POST orders/{orderId}/review admin',
       ]),
     );
     expect(

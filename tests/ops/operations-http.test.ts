@@ -29,11 +29,12 @@ function call(
   name: string,
   params: Record<string, string>,
   body?: string,
+  headers?: Record<string, string>,
 ): Promise<HttpResponseInit> {
   return invokeHttp(
     operationsHttp(() => deps),
     name,
-    { params, body, logged },
+    { params, body, logged, headers },
   );
 }
 
@@ -48,7 +49,7 @@ async function withMisroutedParked(): Promise<OpsWorld> {
 }
 
 describe('operations HTTP functions', () => {
-  it('defines the routes, every one behind a function key', () => {
+  it('defines the routes: reads behind a function key, replays (they move messages) behind the admin key', () => {
     const definitions = operationsHttp(() => opsWorld().deps);
     expect(definitions.map((d) => [d.name, d.methods.join(), d.route])).toEqual([
       ['opsListParked', 'GET', 'ops/parked'],
@@ -59,7 +60,15 @@ describe('operations HTTP functions', () => {
       ['opsReplayDeadLettered', 'POST', 'ops/deadletter/{queue}/{messageId}/replay'],
       ['opsSessions', 'GET', 'ops/sessions/{queue}'],
     ]);
-    expect(definitions.every((d) => d.authLevel === 'function')).toBe(true);
+    expect(definitions.map((d) => [d.name, d.authLevel])).toEqual([
+      ['opsListParked', 'function'],
+      ['opsShowParked', 'function'],
+      ['opsReplayParked', 'admin'],
+      ['opsListDeadLettered', 'function'],
+      ['opsShowDeadLettered', 'function'],
+      ['opsReplayDeadLettered', 'admin'],
+      ['opsSessions', 'function'],
+    ]);
   });
 
   it('lists parked messages without their bodies and shows one in full with what a replay would do', async () => {
@@ -119,20 +128,23 @@ describe('operations HTTP functions', () => {
     });
 
     moveClockPastDuplicateWindow();
-    const replayed = await call(world.deps, 'opsReplayParked', { messageId: id }, '{"force": true}');
+    const replayed = await call(world.deps, 'opsReplayParked', { messageId: id }, '{"force": true}', {
+      'x-ms-client-principal-name': 'oncall@contoso.com',
+    });
     expect(replayed).toMatchObject({
       status: 200,
       jsonBody: { replayed: true, forced: true, queue: 'order-transactions', sessionId: 'O-B' },
     });
     await world.app.drain();
     expect(await parkedReasons(world.operations)).toEqual({ [id]: 'misrouted' });
+    // Who did it: the platform's authenticated principal, else the admin key that let the call in.
     expect(logged).toContainEqual([
       'replay requested',
-      expect.objectContaining({ messageId: id, status: 200 }),
+      expect.objectContaining({ messageId: id, status: 200, by: 'entra:oncall@contoso.com' }),
     ]);
     expect(logged).toContainEqual([
       'replay requested',
-      expect.objectContaining({ messageId: id, status: 409, outcome: 'would-park-again' }),
+      expect.objectContaining({ messageId: id, status: 409, outcome: 'would-park-again', by: 'admin-key' }),
     ]);
   });
 

@@ -37,7 +37,7 @@ function httpRegistrations(): HttpCall[] {
 }
 
 describe('src/functions/index.ts: operations', () => {
-  it('registers every operations route with a function key', () => {
+  it('registers the reads with a function key and the replays with the admin key', () => {
     const ops = httpRegistrations()
       .filter(([name]) => name.startsWith('ops'))
       .map(
@@ -46,10 +46,10 @@ describe('src/functions/index.ts: operations', () => {
     expect(ops).toEqual([
       'opsListParked GET ops/parked function',
       'opsShowParked GET ops/parked/{messageId} function',
-      'opsReplayParked POST ops/parked/{messageId}/replay function',
+      'opsReplayParked POST ops/parked/{messageId}/replay admin',
       'opsListDeadLettered GET ops/deadletter/{queue} function',
       'opsShowDeadLettered GET ops/deadletter/{queue}/{messageId} function',
-      'opsReplayDeadLettered POST ops/deadletter/{queue}/{messageId}/replay function',
+      'opsReplayDeadLettered POST ops/deadletter/{queue}/{messageId}/replay admin',
       'opsSessions GET ops/sessions/{queue} function',
     ]);
   });

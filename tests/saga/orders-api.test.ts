@@ -426,11 +426,12 @@ describe('orders HTTP functions', () => {
     method: string,
     orderId: string,
     body?: string,
+    headers?: Record<string, string>,
   ): Promise<HttpResponseInit> {
     return invokeHttp(
       ordersHttp(() => h.deps),
       name,
-      { method, params: { orderId }, body, logged },
+      { method, params: { orderId }, body, logged, headers },
     );
   }
 
@@ -470,6 +471,40 @@ describe('orders HTTP functions', () => {
     expect(second.status).toBe(200);
     expect(second.jsonBody).toMatchObject({ orderId: 'O-1', message: 'cancellation already requested' });
     expect(h.orchestrations.started).toHaveLength(1);
+  });
+
+  it('records who cancelled in the saga record: the platform principal, else the admin key', async () => {
+    const h = harness();
+    await storeOrder(h, 'O-1');
+    await runSaga(h, 'O-1', ['reserveInventory'], 'running');
+    const response = await call(h, 'cancelOrder', 'POST', 'O-1', undefined, {
+      'x-ms-client-principal-name': 'alice@contoso.com',
+      'x-ms-client-principal-id': '00000000-0000-0000-0000-00000000a11c',
+    });
+    expect(response.status).toBe(202);
+    expect((await readSagaRecord(h.w.orders, 'O-1'))?.cancel).toMatchObject({
+      requestedBy: 'entra:alice@contoso.com',
+      delivered: true,
+    });
+
+    await storeOrder(h, 'O-2');
+    await runSaga(h, 'O-2', ['reserveInventory'], 'running');
+    expect((await call(h, 'cancelOrder', 'POST', 'O-2')).status).toBe(202);
+    expect((await readSagaRecord(h.w.orders, 'O-2'))?.cancel?.requestedBy).toBe('admin-key');
+  });
+
+  it('records who reviewed, what and when, in the saga record', async () => {
+    const h = harness();
+    await storeOrder(h, 'O-1');
+    await runSaga(h, 'O-1', ['reserveInventory'], 'needs-attention', 'release failed');
+    const review = JSON.stringify({ action: 'resolved', note: 'refunded by hand' });
+    const response = await call(h, 'reviewOrder', 'POST', 'O-1', review, {
+      'x-ms-client-principal-name': 'bob@contoso.com',
+    });
+    expect(response.status).toBe(202);
+    expect((await readSagaRecord(h.w.orders, 'O-1'))?.reviews).toEqual([
+      { at: NOW_ISO, by: 'entra:bob@contoso.com', action: 'resolved', note: 'refunded by hand' },
+    ]);
   });
 
   it('POST cancel answers 409 for an open order', async () => {

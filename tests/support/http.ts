@@ -7,6 +7,7 @@ export interface HttpCall {
   method?: string;
   params: Record<string, string>;
   body?: string;
+  headers?: Record<string, string>;
   /** Receives every `context.log` argument list. */
   logged?: unknown[][];
 }
@@ -23,6 +24,7 @@ export function invokeHttp(
     method: call.method ?? definition.methods[0],
     url: `http://localhost/api/${definition.route}`,
     params: call.params,
+    ...(call.headers === undefined ? {} : { headers: call.headers }),
     ...(call.body === undefined ? {} : { body: { string: call.body } }),
   });
   const context = new InvocationContext({

@@ -1,6 +1,7 @@
 /**
  * The operator's HTTP functions under `/api/ops/`: parked and dead-lettered messages, their replay,
- * and each queue's session backlog. Function keys guard them, as they move messages between queues.
+ * and each queue's session backlog. A function key guards the reads; the replays, which move
+ * messages between queues, take the admin key, and their trace names who called (./actor.ts).
  * A messageId with `#` or `/` in it (a ledger entry parked alone is `<batchId>#<index>`) must be
  * percent-encoded in the URL.
  */
@@ -19,6 +20,7 @@ import {
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
 import { jsonBody, NOT_JSON, responseOf } from './http-support';
+import { actorOf } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
 const DURABLE_CLIENT = [durableClientInput];
@@ -27,6 +29,7 @@ const DURABLE_CLIENT = [durableClientInput];
 function logReplay(context: InvocationContext, request: HttpRequest, outcome: ReplayOutcome): void {
   const response = responseOf(outcome);
   context.log('replay requested', {
+    by: actorOf(request),
     queue: request.params.queue ?? 'parked',
     messageId: request.params.messageId,
     status: response.status,
@@ -64,7 +67,7 @@ export function operationsHttp(
       name: 'opsReplayParked',
       route: 'ops/parked/{messageId}/replay',
       methods: ['POST'],
-      authLevel: 'function',
+      authLevel: 'admin',
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
@@ -96,7 +99,7 @@ export function operationsHttp(
       name: 'opsReplayDeadLettered',
       route: 'ops/deadletter/{queue}/{messageId}/replay',
       methods: ['POST'],
-      authLevel: 'function',
+      authLevel: 'admin',
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);

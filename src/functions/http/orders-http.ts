@@ -1,9 +1,13 @@
-/** `GET /api/orders/{orderId}`, `POST /api/orders/{orderId}/cancel`, `POST /api/orders/{orderId}/review`. */
+/**
+ * `GET /api/orders/{orderId}` (function key), `POST /api/orders/{orderId}/cancel` and
+ * `POST /api/orders/{orderId}/review` (admin key: they move money; who called is recorded).
+ */
 import type { InvocationContext } from '@azure/functions';
 import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
 import { jsonBody, NOT_JSON, responseOf } from './http-support';
+import { actorOf } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
 const DURABLE_CLIENT = [durableClientInput];
@@ -22,11 +26,12 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       name: 'cancelOrder',
       route: 'orders/{orderId}/cancel',
       methods: ['POST'],
-      authLevel: 'function',
+      authLevel: 'admin',
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
-        const response = responseOf(await cancelOrder(deps(context), request.params.orderId));
-        context.log('cancel requested', { orderId: request.params.orderId, status: response.status });
+        const by = actorOf(request);
+        const response = responseOf(await cancelOrder(deps(context), request.params.orderId, by));
+        context.log('cancel requested', { orderId: request.params.orderId, status: response.status, by });
         return response;
       },
     },
@@ -34,13 +39,14 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       name: 'reviewOrder',
       route: 'orders/{orderId}/review',
       methods: ['POST'],
-      authLevel: 'function',
+      authLevel: 'admin',
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
         if (!body.ok) return NOT_JSON;
-        const response = responseOf(await reviewSaga(deps(context), request.params.orderId, body.value));
-        context.log('review submitted', { orderId: request.params.orderId, status: response.status });
+        const by = actorOf(request);
+        const response = responseOf(await reviewSaga(deps(context), request.params.orderId, body.value, by));
+        context.log('review submitted', { orderId: request.params.orderId, status: response.status, by });
         return response;
       },
     },

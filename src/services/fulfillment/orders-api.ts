@@ -14,7 +14,13 @@ import {
 import { CANCEL_CONFIRMED_ORDER, CANCEL_EVENT, REVIEW_EVENT, cancellationInstanceId } from './starter';
 import { fulfillmentInputOf, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OrchestrationClient } from '../ports';
-import { readSagaRecord, updateSagaRecord, type CancelRequest, type SagaRecord } from './saga-record';
+import {
+  readSagaRecord,
+  updateSagaRecord,
+  type CancelRequest,
+  type ReviewRecord,
+  type SagaRecord,
+} from './saga-record';
 
 export interface OrdersApiDeps {
   orders: DocumentContainer;
@@ -100,7 +106,12 @@ function completedSteps(saga: SagaRecord): StepName[] {
   return STEPS.filter((step) => saga.steps[step]?.status === 'completed');
 }
 
-export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise<CancelOutcome> {
+/** `by` names who asked (recorded in the saga record's cancel request). */
+export async function cancelOrder(
+  deps: OrdersApiDeps,
+  orderId: string,
+  by: string | null = null,
+): Promise<CancelOutcome> {
   const stored = await deps.orders.read<OrderDocument>(orderId, orderId);
   if (stored === undefined) return unknownOrder(orderId);
   const order = stored.document;
@@ -146,7 +157,13 @@ export async function cancelOrder(deps: OrdersApiDeps, orderId: string): Promise
       const fee = afterPointOfNoReturn
         ? refundAfterCancellationFee(order.total, deps.cancellationFeePercent).fee
         : null;
-      const cancel: CancelRequest = { requestedAt: at, afterPointOfNoReturn, fee, delivered: false };
+      const cancel: CancelRequest = {
+        requestedAt: at,
+        afterPointOfNoReturn,
+        fee,
+        delivered: false,
+        requestedBy: by,
+      };
       const next: SagaRecord = { ...record, cancel };
       return { next, result: { deliver: next, cancel } };
     },
@@ -198,10 +215,12 @@ export function parseReview(
   return note === undefined ? { ok: true, action } : { ok: true, action, note };
 }
 
+/** `by` names who reviewed; the review is recorded in the saga record before it is passed on. */
 export async function reviewSaga(
   deps: OrdersApiDeps,
   orderId: string,
   body: unknown,
+  by: string | null = null,
 ): Promise<ReviewOutcome> {
   const review = parseReview(body);
   if (!review.ok) return { kind: 'malformed', error: review.error };
@@ -215,6 +234,18 @@ export async function reviewSaga(
   }
   const decision =
     review.note === undefined ? { action: review.action } : { action: review.action, note: review.note };
+  const reviewed: ReviewRecord = {
+    at: new Date(deps.now()).toISOString(),
+    by,
+    action: review.action,
+    note: review.note ?? null,
+  };
+  await updateSagaRecord(
+    deps.orders,
+    orderId,
+    () => saga,
+    (record) => ({ next: { ...record, reviews: [...(record.reviews ?? []), reviewed] }, result: undefined }),
+  );
   await deps.orchestrations.raiseEvent(saga.instanceId, REVIEW_EVENT, decision);
   return { kind: 'passed', orderId, action: review.action, instanceId: saga.instanceId };
 }

@@ -30,6 +30,17 @@ export interface CancelRequest {
   fee: number | null;
   /** Whether the orchestration was told; a repeated cancel delivers it again until it was. */
   delivered: boolean;
+  /** Who asked (src/functions/http/actor.ts): `entra:<principal>` or `admin-key`; null when unknown. */
+  requestedBy: string | null;
+}
+
+/** A person's review of a saga that needed attention, as it was passed to the orchestration. */
+export interface ReviewRecord {
+  at: string;
+  /** Who reviewed, as CancelRequest.requestedBy. */
+  by: string | null;
+  action: 'retry' | 'resolved';
+  note: string | null;
 }
 
 export interface SagaRecord extends Document {
@@ -44,6 +55,8 @@ export interface SagaRecord extends Document {
   transitions: Array<{ at: string; status: SagaStatus; reason: string | null }>;
   alerts: number;
   cancel: CancelRequest | null;
+  /** Every review, oldest first; absent on records written before reviews were recorded. */
+  reviews?: ReviewRecord[];
 }
 
 export function sagaRecordId(orderId: string): string {

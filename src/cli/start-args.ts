@@ -3,7 +3,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DEFAULTS } from '../adapters/settings';
 import { EMBEDDED_DEFAULTS } from '../embedded/app';
-import { FAULT_NAMES, parseFaults, type FaultSpec } from '../embedded/faults';
+import { FAULT_NAMES, OUTAGE_NAMES, parseFaults, type FaultSpec } from '../embedded/faults';
 import { DEFAULT_SESSION_IDLE_TIMEOUT_MS } from '../embedded/functions-host';
 import { flagHelp, integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 
@@ -51,7 +51,7 @@ export const START_FLAGS: readonly FlagSpec[] = [
   {
     name: 'faults',
     value: 'SPEC',
-    meaning: `comma-separated name=value of ${FAULT_NAMES.join(', ')}`,
+    meaning: `comma-separated name=value of ${[...FAULT_NAMES, ...OUTAGE_NAMES].join(', ')}`,
     default: 'none',
   },
   {
@@ -93,7 +93,8 @@ export const HELP = flagHelp(
   START_FLAGS,
   [
     'faults: duplicate, crashAfterCommit, transient, reorder, activityTransient... take a probability',
-    'between 0 and 1 (duplicate=0.1); outages take seconds. Exit codes: 0 the run completed,',
+    'between 0 and 1 (duplicate=0.1); the outages storeOutage, sendOutage, durableOutage take',
+    'seconds (storeOutage=30: the dependency down that long). Exit codes: 0 the run completed,',
     '2 a flag, file or input line it cannot use (named in one line).',
   ].join('\n'),
 );

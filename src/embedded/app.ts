@@ -31,6 +31,14 @@ import { createEmbeddedBroker, type EmbeddedBroker } from './broker/broker';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
 import { registerAndCapture } from './worker/register';
 import { faultRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
+import {
+  createOutage,
+  scaledClock,
+  withSendOutage,
+  withStartOutage,
+  withStoreOutage,
+  type Outage,
+} from './outages';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
 
 export interface LedgerInput {
@@ -60,6 +68,10 @@ export interface EmbeddedAppOptions {
   reviewTimeoutMinutes?: number;
   /** Real time for `npm start`, virtual time for tests that drive timers themselves. */
   clock?: ClockOption;
+  /**
+   * How many times faster than real time the convoy's clock runs: the outages (1 for `npm start`; tests ride out minutes of outage in milliseconds).
+   */
+  timeScale?: number;
   /** Wraps the built-in downstream services, e.g. to make one fail in a test. */
   downstream?: (builtIn: Downstream) => Downstream;
   /** 'record-only' notes each submitted order in `submitted` and starts no saga: the bench times the convoy alone. */
@@ -85,6 +97,8 @@ export interface EmbeddedApp {
   durable: DurableDriver;
   /** Order ids whose fulfillment was requested, in request order (repeats included). */
   submitted: string[];
+  /** The outages asked for (`storeOutage`, `sendOutage`, `durableOutage`), to see when each was down. */
+  outages: Outage[];
   /** Sends ledger messages as a producer would, one send per message. */
   sendLedger(messages: readonly LedgerInput[]): Promise<void>;
   /** Resolves when every queue is drained, held-back sends included, and every saga is finished or waits for a person. */
@@ -133,13 +147,18 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   });
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, { defaultTtlSeconds: -1 });
   const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;
-  const faultyOrders = withTransientFaults(
-    instrumentedOrders,
-    faults.transient ?? 0,
-    faultRandom(seed, 'transient'),
+  const convoyClock = scaledClock(options.timeScale ?? 1);
+  const outage = (name: 'storeOutage' | 'sendOutage' | 'durableOutage'): Outage =>
+    createOutage(name, faults[name] ?? 0, faultRandom(seed, name), convoyClock);
+  const outages = [outage('storeOutage'), outage('sendOutage'), outage('durableOutage')];
+  const [storeOutage, sendOutage, durableOutage] = outages;
+  const faultyOrders = withStoreOutage(
+    withTransientFaults(instrumentedOrders, faults.transient ?? 0, faultRandom(seed, 'transient')),
+    storeOutage,
   );
   const producer = withReorderFaults(broker, faults.reorder ?? 0, faultRandom(seed, 'reorder'));
-  const sender: MessageSender = producer;
+  const outageQueues = [QUEUE.orderTransactions, QUEUE.parked];
+  const sender: MessageSender = withSendOutage(producer, sendOutage, outageQueues);
   const telemetry = createRecordingTelemetry({ keepRecords: options.keepTelemetryRecords });
   const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
   const cache = createOrderCache();
@@ -178,7 +197,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   durable.start();
 
   const submitted: string[] = [];
-  const starter = fulfillmentStarter(durable.client);
+  const starter = fulfillmentStarter(withStartOutage(durable.client, durableOutage));
   const startsSagas = (options.fulfillment ?? 'run') === 'run';
   const fulfillment: FulfillmentStarter = {
     async start(input) {
@@ -192,7 +211,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       ledgerProcessor({ sender, telemetry: functionTelemetry }),
       orderTransactions(() => ({
         orders: faultyOrders,
-        sender: broker,
+        sender: withSendOutage(broker, sendOutage, outageQueues),
         telemetry: functionTelemetry,
         cache,
         fulfillment,
@@ -227,6 +246,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     telemetry,
     durable,
     submitted,
+    outages,
     async sendLedger(messages) {
       for (const message of messages) {
         await broker.send(QUEUE.ledger, [

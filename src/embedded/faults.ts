@@ -14,7 +14,13 @@ export const FAULT_NAMES = [
   'activityResultLost',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
-export type FaultSpec = Partial<Record<FaultName, number>>;
+/** Outages, `name=seconds` (src/embedded/outages.ts): a dependency down for that long, from a seeded moment. */
+export const OUTAGE_NAMES = ['storeOutage', 'sendOutage', 'durableOutage'] as const;
+export type OutageName = (typeof OUTAGE_NAMES)[number];
+/** A probability per fault, a duration in seconds per outage. */
+export type FaultSpec = Partial<Record<FaultName, number> & Record<OutageName, number>>;
+/** The longest outage a run may ask for: a day. */
+export const MAX_OUTAGE_SECONDS = 86_400;
 
 /** mulberry32: small, fast, good enough to draw faults; not for anything secret. */
 export function seededRandom(seed: number): () => number {
@@ -29,8 +35,10 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** One independent stream per fault, so turning one fault on does not move the draws of another. */
-export function faultRandom(seed: number, fault: FaultName): () => number {
-  const offset = FAULT_NAMES.indexOf(fault) + 1;
+export function faultRandom(seed: number, fault: FaultName | OutageName): () => number {
+  // Outages count from 101, so that a fault added to FAULT_NAMES moves no outage's draws.
+  const outage = (OUTAGE_NAMES as readonly string[]).indexOf(fault);
+  const offset = outage >= 0 ? 101 + outage : (FAULT_NAMES as readonly string[]).indexOf(fault) + 1;
   return seededRandom((seed ^ Math.imul(offset, 0x9e3779b1)) >>> 0);
 }
 
@@ -44,8 +52,25 @@ export function parseFaults(spec: string): FaultSpec {
   if (spec.trim() === '') return faults;
   for (const part of spec.split(',')) {
     const [name, value, ...rest] = part.split('=').map((piece) => piece.trim());
+    if ((OUTAGE_NAMES as readonly string[]).includes(name)) {
+      const seconds = Number(value);
+      if (
+        rest.length > 0 ||
+        value === undefined ||
+        value === '' ||
+        !(seconds >= 0 && seconds <= MAX_OUTAGE_SECONDS)
+      ) {
+        throw new Error(
+          `--faults: ${name} needs a duration in seconds between 0 and ${MAX_OUTAGE_SECONDS}, e.g. ${name}=30, got ${JSON.stringify(part)}`,
+        );
+      }
+      faults[name as OutageName] = seconds;
+      continue;
+    }
     if (!(FAULT_NAMES as readonly string[]).includes(name)) {
-      throw new Error(`--faults: unknown fault ${JSON.stringify(name)}; known: ${FAULT_NAMES.join(', ')}`);
+      throw new Error(
+        `--faults: unknown fault ${JSON.stringify(name)}; known: ${[...FAULT_NAMES, ...OUTAGE_NAMES].join(', ')}`,
+      );
     }
     const probability = decimalNumber(value);
     if (rest.length > 0 || value === undefined || value === '' || !(probability >= 0 && probability <= 1)) {

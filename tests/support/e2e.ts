@@ -11,6 +11,7 @@ import {
 import type { FunctionsHostStats } from '../../src/embedded/functions-host';
 import type { QueueStats } from '../../src/embedded/broker/broker';
 import type { Report } from '../../src/embedded/report';
+import type { OutageName } from '../../src/embedded/faults';
 import type { TelemetryProperties } from '../../src/services/ports';
 
 export const SAMPLE_PATH = resolve(__dirname, '..', '..', 'samples', 'ledger.ndjson');
@@ -127,6 +128,10 @@ export interface RunResult {
   broker: Record<string, QueueStats>;
   buffered: number;
   submitted: string[];
+  /** Calls each outage failed. */
+  outages: Record<OutageName, number>;
+  /** Transient failures the Service Bus functions retried inside the delivery. */
+  retried: number;
 }
 
 /** Runs the inputs through a fresh embedded app to the end and stops it. */
@@ -144,6 +149,11 @@ export async function runToEnd(
       broker: app.broker.stats(),
       buffered: app.telemetry.total('entries.buffered'),
       submitted: [...app.submitted],
+      outages: Object.fromEntries(app.outages.map((outage) => [outage.name, outage.injected()])) as Record<
+        OutageName,
+        number
+      >,
+      retried: app.telemetry.total('handler.retried'),
     };
   } finally {
     await app.stop();

@@ -39,6 +39,7 @@ import {
   withStoreOutage,
   type Outage,
 } from './outages';
+import { HANDLER_BACKOFF, type Backoff, type BackoffPolicy } from '../services/backoff';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
 
 export interface LedgerInput {
@@ -69,9 +70,12 @@ export interface EmbeddedAppOptions {
   /** Real time for `npm start`, virtual time for tests that drive timers themselves. */
   clock?: ClockOption;
   /**
-   * How many times faster than real time the convoy's clock runs: the outages (1 for `npm start`; tests ride out minutes of outage in milliseconds).
+   * How many times faster than real time the convoy's clock runs: the handlers' backoff and the
+   * outages (1 for `npm start`; tests ride out minutes of outage in milliseconds).
    */
   timeScale?: number;
+  /** How the Service Bus functions back off on transient failures before giving a message back. */
+  handlerBackoff?: BackoffPolicy;
   /** Wraps the built-in downstream services, e.g. to make one fail in a test. */
   downstream?: (builtIn: Downstream) => Downstream;
   /** 'record-only' notes each submitted order in `submitted` and starts no saga: the bench times the convoy alone. */
@@ -148,6 +152,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, { defaultTtlSeconds: -1 });
   const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;
   const convoyClock = scaledClock(options.timeScale ?? 1);
+  const backoff: Backoff = { policy: options.handlerBackoff ?? HANDLER_BACKOFF, sleep: convoyClock.sleep };
   const outage = (name: 'storeOutage' | 'sendOutage' | 'durableOutage'): Outage =>
     createOutage(name, faults[name] ?? 0, faultRandom(seed, name), convoyClock);
   const outages = [outage('storeOutage'), outage('sendOutage'), outage('durableOutage')];
@@ -208,15 +213,18 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
 
   const registered = registerAndCapture({
     serviceBus: [
-      ledgerProcessor({ sender, telemetry: functionTelemetry }),
-      orderTransactions(() => ({
-        orders: faultyOrders,
-        sender: withSendOutage(broker, sendOutage, outageQueues),
-        telemetry: functionTelemetry,
-        cache,
-        fulfillment,
-        inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
-      })),
+      ledgerProcessor({ sender, telemetry: functionTelemetry }, backoff),
+      orderTransactions(
+        () => ({
+          orders: faultyOrders,
+          sender: withSendOutage(broker, sendOutage, outageQueues),
+          telemetry: functionTelemetry,
+          cache,
+          fulfillment,
+          inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
+        }),
+        backoff,
+      ),
     ],
   });
   const host = createFunctionsHost({

@@ -1,5 +1,7 @@
 import type { InvocationContext } from '@azure/functions';
 import { processOrderTransaction, type OrderTransactionDeps } from '../services/convoy/order-transactions';
+import { realTimeBackoff, rideOut, type Backoff } from '../services/backoff';
+import { retryTracer } from './retry-trace';
 import { QUEUE } from '../services/queues';
 import { durableClientInput } from '../adapters/azure/durable-client';
 import { deliveredMessage } from './delivered-message';
@@ -9,9 +11,12 @@ import { SERVICE_BUS_CONNECTION } from './ledger-processor';
 /**
  * `orderTransactions`: the idempotent consumer, one order's session at a time. Its dependencies may
  * depend on the invocation (on Azure the durable client comes from the invocation's bindings).
+ * A transient failure is tried again inside the delivery (src/services/backoff.ts) before the
+ * message goes back to the broker.
  */
 export function orderTransactions(
   deps: (context: InvocationContext) => OrderTransactionDeps,
+  backoff: Backoff = realTimeBackoff(),
 ): ServiceBusQueueFunction {
   return {
     name: 'orderTransactions',
@@ -24,7 +29,11 @@ export function orderTransactions(
       // An entry travels in its order's session: the entry's orderId is compared as the worker converts it.
       const message = deliveredMessage(body, context, { sessionId: 'orderId' });
       const resolved = deps(context);
-      const outcome = await processOrderTransaction(resolved, message);
+      const outcome = await rideOut(
+        backoff,
+        () => processOrderTransaction(resolved, message),
+        retryTracer(resolved.telemetry, context, message),
+      );
       resolved.telemetry.trace(
         outcome.kind === 'parked' ? 'warning' : 'information',
         `order transaction ${outcome.kind}`,

@@ -112,6 +112,7 @@ describe('one correlation id from the ledger message through the order to the sa
   it('carries the ledger message id on every trace of its entries and on the saga events', async () => {
     const app = createEmbeddedApp({
       lockDurationMs: 30,
+      timeScale: 1000,
       log: () => undefined,
       clock: { mode: 'virtual' },
       catalog: { 'SKU-1': 10 },

@@ -51,6 +51,7 @@ const CATALOG = { 'SKU-1': 50, 'SKU-2': 50, 'SKU-BIG': 500 };
 function newApp(options: EmbeddedAppOptions = {}): EmbeddedApp {
   return createEmbeddedApp({
     lockDurationMs: 30,
+    timeScale: 1000,
     log: () => undefined,
     clock: { mode: 'virtual' },
     catalog: CATALOG,

@@ -44,7 +44,7 @@ export interface OpsWorld {
 }
 
 export function opsWorld(options: EmbeddedAppOptions = {}): OpsWorld {
-  const app = createEmbeddedApp({ lockDurationMs: 50, log: quiet, ...options });
+  const app = createEmbeddedApp({ lockDurationMs: 50, timeScale: 1000, log: quiet, ...options });
   const operations = createEmbeddedOperations(app.broker);
   return { app, operations, deps: { operations, orders: app.orders, now: () => Date.now() } };
 }

@@ -1,0 +1,29 @@
+import type { InvocationContext } from '@azure/functions';
+import type { RetryNotice } from '../services/backoff';
+import type { DeliveredMessage, Telemetry } from '../services/ports';
+
+/** Each wait inside a delivery, as a warning and a count: an outage shows as a run of them. */
+export function retryTracer(
+  telemetry: Telemetry,
+  context: InvocationContext,
+  message: DeliveredMessage,
+): (notice: RetryNotice) => void {
+  return ({ error, attempt, delayMs, waitedMs }) => {
+    const properties = {
+      functionName: context.functionName,
+      invocationId: context.invocationId,
+      messageId: message.messageId,
+      sessionId: message.sessionId,
+      deliveryCount: message.deliveryCount,
+      correlationId: message.correlationId,
+    };
+    telemetry.metric('handler.retried', 1, { functionName: context.functionName });
+    telemetry.trace('warning', 'transient failure; trying again in the same delivery', {
+      ...properties,
+      attempt,
+      delayMs,
+      waitedMs,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  };
+}

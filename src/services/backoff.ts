@@ -1,0 +1,101 @@
+/**
+ * Riding out a dependency outage inside the handler, before the message is given back.
+ *
+ * Without it a transient failure throws at once, the host abandons the message and the broker
+ * delivers it again at once: `maxDeliveryCount` (10) deliveries are spent in milliseconds and an
+ * outage of any length dead-letters every message in flight. So the handler tries again with
+ * exponential backoff for up to `budgetMs`, and only then throws.
+ *
+ * While the handler waits, the Functions host keeps the message's lock (the session's lock, on a
+ * session queue) alive: the Service Bus extension's processors renew it automatically for up to
+ * `maxAutoLockRenewalDuration` (host.json `extensions.serviceBus`, default and here 00:05:00;
+ * Microsoft Learn, "ServiceBusProcessorOptions.MaxAutoLockRenewalDuration" and
+ * "ServiceBusSessionProcessorOptions.MaxAutoLockRenewalDuration": "the maximum duration within which
+ * the lock will be renewed automatically", default 5 minutes; the extension passes its
+ * `ServiceBusOptions.MaxAutoLockRenewalDuration` to both, sdk/servicebus/
+ * Microsoft.Azure.WebJobs.Extensions.ServiceBus/src/Config/ServiceBusOptions.cs). The budget stays
+ * well inside that and inside host.json's `functionTimeout` (00:10:00), so the lock never lapses
+ * under a waiting handler and the host never kills it; the embedded host renews the same way.
+ */
+import { failureKindOf } from '../domain/errors';
+
+export interface BackoffPolicy {
+  /** The first wait after a transient failure. */
+  firstDelayMs: number;
+  /** Each wait is this many times the one before... */
+  factor: number;
+  /** ...up to this. */
+  maxDelayMs: number;
+  /** The most one delivery waits in all; then the failure is thrown and the message given back. */
+  budgetMs: number;
+}
+
+/**
+ * 1, 2, 4, 8, 16, 30, 30... seconds, 3 minutes in all: an outage of up to 3 minutes is ridden out
+ * within one delivery, and with `maxDeliveryCount` 10 one of about 30 minutes before anything
+ * dead-letters. 3 minutes leave 2 of the 5 that the host renews the lock for.
+ */
+export const HANDLER_BACKOFF: BackoffPolicy = {
+  firstDelayMs: 1_000,
+  factor: 2,
+  maxDelayMs: 30_000,
+  budgetMs: 180_000,
+};
+
+export interface Backoff {
+  policy: BackoffPolicy;
+  /** Waits `ms` by the app's clock (real time on Azure; the embedded runtime may run it faster). */
+  sleep(ms: number): Promise<void>;
+}
+
+export function realTimeBackoff(policy: BackoffPolicy = HANDLER_BACKOFF): Backoff {
+  return { policy, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+}
+
+export interface RetryNotice {
+  error: unknown;
+  /** Attempts failed so far. */
+  attempt: number;
+  delayMs: number;
+  /** Waited so far in this delivery, this wait included. */
+  waitedMs: number;
+}
+
+/** The waits the policy allows, in order: what `rideOut` sleeps between attempts. */
+export function backoffDelays(policy: BackoffPolicy): number[] {
+  const delays: number[] = [];
+  let waited = 0;
+  let next = policy.firstDelayMs;
+  while (waited < policy.budgetMs && next > 0) {
+    const delay = Math.min(next, policy.maxDelayMs, policy.budgetMs - waited);
+    delays.push(delay);
+    waited += delay;
+    next = Math.min(next * policy.factor, policy.maxDelayMs);
+  }
+  return delays;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails for good (a permanent failure is thrown at once), or the
+ * policy's budget is spent (the last transient failure is thrown). `attempt` must be safe to run
+ * again: the consumers are idempotent by design.
+ */
+export async function rideOut<T>(
+  backoff: Backoff,
+  attempt: () => Promise<T>,
+  onRetry?: (notice: RetryNotice) => void,
+): Promise<T> {
+  const delays = backoffDelays(backoff.policy);
+  let waitedMs = 0;
+  for (let failed = 0; ; failed++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (failureKindOf(error) !== 'transient' || failed >= delays.length) throw error;
+      const delayMs = delays[failed];
+      waitedMs += delayMs;
+      onRetry?.({ error, attempt: failed + 1, delayMs, waitedMs });
+      await backoff.sleep(delayMs);
+    }
+  }
+}

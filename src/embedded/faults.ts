@@ -53,7 +53,7 @@ export function parseFaults(spec: string): FaultSpec {
   for (const part of spec.split(',')) {
     const [name, value, ...rest] = part.split('=').map((piece) => piece.trim());
     if ((OUTAGE_NAMES as readonly string[]).includes(name)) {
-      const seconds = Number(value);
+      const seconds = decimalNumber(value);
       if (
         rest.length > 0 ||
         value === undefined ||

@@ -13,6 +13,15 @@ export default tseslint.config(
     },
   },
   {
+    // Plain Node scripts that run before anything is compiled (scripts/build-if-stale.js).
+    files: ['scripts/**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // jest.isolateModules needs require() to load a module into a fresh registry.
     files: ['tests/**/*.ts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

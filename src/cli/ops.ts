@@ -8,7 +8,7 @@ import { DefaultAzureCredential } from '@azure/identity';
 import { createCosmosClient, createCosmosContainer } from '../adapters/azure/cosmos-store';
 import { connectServiceBus, createServiceBusOperations } from '../adapters/azure/service-bus-operations';
 import { readSettings, SETTING } from '../adapters/settings';
-import { ConfigurationError } from '../domain/errors';
+import { ConfigurationError, errorMessage } from '../domain/errors';
 import { detailOf } from '../services/operations/held-messages';
 import type {
   DeadLetteredMessage,
@@ -199,7 +199,7 @@ export async function runOpsCommand(
   try {
     return await execute(request.command, { ...replayDeps, operations }, output);
   } catch (error) {
-    output.err(`failed: ${error instanceof Error ? error.message : String(error)}`);
+    output.err(`failed: ${errorMessage(error)}`);
     return 1;
   }
 }

@@ -5,6 +5,7 @@
  *
  *   node dist/src/cli/package-app.js [--root DIR] [--out DIR] [--level 0-9]
  */
+import { errorMessage } from '../domain/errors';
 import { copyFileSync, createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,7 +31,7 @@ export function parsePackageArgs(args: readonly string[], cwd: string): PackageO
       allowPositionals: false,
     });
   } catch (error) {
-    throw new PackageError(`${error instanceof Error ? error.message : String(error)}; ${USAGE}`);
+    throw new PackageError(`${errorMessage(error)}; ${USAGE}`);
   }
   const root = resolve(cwd, parsed.values.root ?? '.');
   const level = parsed.values.level ?? '6';

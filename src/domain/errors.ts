@@ -39,6 +39,7 @@ export function failureKindOf(error: unknown): FailureKind {
   return error instanceof AppError ? error.kind : 'transient';
 }
 
-export function isPermanent(error: unknown): boolean {
-  return failureKindOf(error) === 'permanent';
+/** The text of anything thrown: an Error's message, anything else as a string. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -4,6 +4,7 @@
  * compensations last step first; a compensation that keeps failing waits for a person.
  * Orchestrators replay: no clock, randomness or I/O here, only `context.df`.
  */
+import { errorMessage } from '../domain/errors';
 import * as df from 'durable-functions';
 import type { OrchestrationContext, OrchestrationHandler, Task, TimerTask } from 'durable-functions';
 import {
@@ -70,16 +71,12 @@ function retryOptions(settings: RetrySettings): df.RetryOptions {
   return options;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** The outcome of a scheduled activity; retries exhausted become a failed outcome, not a throw. */
 function* settle(task: Task): Generator<Task, OperationOutcome, unknown> {
   try {
     return (yield task) as OperationOutcome;
   } catch (error) {
-    return { ok: false, code: 'retries-exhausted', message: messageOf(error) };
+    return { ok: false, code: 'retries-exhausted', message: errorMessage(error) };
   }
 }
 

@@ -1,6 +1,6 @@
 import * as df from 'durable-functions';
 import type { ActivityHandler, OrchestrationContext, OrchestrationHandler, Task } from 'durable-functions';
-import { PermanentError, TransientError } from '../../src/domain/errors';
+import { PermanentError, TransientError, errorMessage } from '../../src/domain/errors';
 import type { ActivityDefinition, OrchestrationDefinition } from '../../src/functions/definition';
 import {
   createDurableDriver,
@@ -66,7 +66,7 @@ const reserveOrRelease = orchestration('reserveOrRelease', function* (context: O
     yield context.df.callActivity('reserve', context.df.getInput());
     return { reserved: true };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     yield context.df.callActivity('release', context.df.getInput());
     return { reserved: false, message };
   }
@@ -82,7 +82,7 @@ function retrying(name: string, activityName: string, retry: df.RetryOptions): O
       );
       return { ok: true, result };
     } catch (error) {
-      return { ok: false, message: error instanceof Error ? error.message : String(error) };
+      return { ok: false, message: errorMessage(error) };
     }
   });
 }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { failureKindOf, isPermanent, PermanentError, TransientError } from '../../src/domain/errors';
+import { errorMessage, failureKindOf, PermanentError, TransientError } from '../../src/domain/errors';
 import {
   compensationOf,
   compensationsFor,
@@ -210,7 +210,7 @@ describe('failures', () => {
   it('makes a step failure permanent, with its step and code', () => {
     const error = new StepFailedError('chargePayment', 'over-credit-limit', 'total 5000 over limit 4000');
     expect(error).toBeInstanceOf(PermanentError);
-    expect(isPermanent(error)).toBe(true);
+    expect(failureKindOf(error)).toBe('permanent');
     expect(error.step).toBe('chargePayment');
     expect(error.code).toBe('over-credit-limit');
     expect(error.name).toBe('StepFailedError');
@@ -225,6 +225,12 @@ describe('failures', () => {
   it('treats transient and unknown errors as transient', () => {
     expect(failureKindOf(new TransientError('store-throttled', '429'))).toBe('transient');
     expect(failureKindOf(new Error('bug'))).toBe('transient');
-    expect(isPermanent('text')).toBe(false);
+    expect(failureKindOf('text')).toBe('transient');
+  });
+
+  it('gives the text of anything thrown', () => {
+    expect(errorMessage(new TransientError('store-throttled', '429'))).toBe('429');
+    expect(errorMessage('text')).toBe('text');
+    expect(errorMessage(42)).toBe('42');
   });
 });

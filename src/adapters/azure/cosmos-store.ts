@@ -17,7 +17,7 @@ import type {
 } from '@azure/cosmos';
 import type { TokenCredential } from '@azure/identity';
 import type { Agent } from 'node:https';
-import { PermanentError, TransientError } from '../../domain/errors';
+import { PermanentError, TransientError, errorMessage } from '../../domain/errors';
 import type { AppError } from '../../domain/errors';
 import type {
   BatchOperation,
@@ -126,7 +126,7 @@ function failureCode(error: unknown, message: string, action: string): string | 
 }
 
 function storeFailure(error: unknown, action: string): AppError {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const reason = statusOf(error) ?? networkCodeOf(error);
   const description = `Cosmos ${action} failed${reason === undefined ? '' : ` (${reason})`}: ${message}`;
   const transientCode = failureCode(error, message, action);

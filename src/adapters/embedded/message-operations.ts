@@ -16,7 +16,7 @@ import type {
 } from '../../services/operations/ports';
 import { QUEUE } from '../../services/queues';
 import type {
-  DeadLetteredMessage as BrokerDeadLetter,
+  BrokerDeadLetter,
   EmbeddedBroker,
   PeekedMessage,
   ReceivedMessage,

@@ -12,13 +12,13 @@
 import { PermanentError } from '../../domain/errors';
 import { BrokerCore } from './core';
 import { cloneBody } from './clone-body';
-import { checkId, countBatches } from './message-size';
+import { checkServiceBusId, countBatches } from './message-size';
 import { allActive, createQueueState, nextAvailableSession, resolveSettings } from './queue-state';
 import { createSessionReceiver } from './session-receiver';
 import type {
   AvailabilityListener,
   BrokerOutgoingMessage,
-  DeadLetteredMessage,
+  BrokerDeadLetter,
   EmbeddedBroker,
   EmbeddedBrokerOptions,
   PeekedMessage,
@@ -26,7 +26,7 @@ import type {
   QueueSettings,
   QueueStats,
   ReceivedMessage,
-  SessionBacklog,
+  BrokerSessionBacklog,
   SessionReceiver,
 } from './types';
 
@@ -63,8 +63,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       const queue = core.queueOf(name);
       // Checked before anything is accepted: a refused call leaves the queue as it was.
       for (const message of messages) {
-        checkId('messageId', message.messageId, message.messageId);
-        checkId('sessionId', message.sessionId, message.messageId);
+        checkServiceBusId('messageId', message.messageId, message.messageId);
+        checkServiceBusId('sessionId', message.sessionId, message.messageId);
         if (queue.settings.requiresSession && message.sessionId === undefined) {
           throw new PermanentError(
             'session-id-required',
@@ -154,7 +154,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       }));
     },
 
-    deadLetters(name: string): DeadLetteredMessage[] {
+    deadLetters(name: string): BrokerDeadLetter[] {
       core.expireLocks();
       return core.queueOf(name).deadLetters.map((message) => ({
         ...message,
@@ -163,7 +163,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       }));
     },
 
-    takeDeadLetter(name: string, sequenceNumber: number): DeadLetteredMessage | undefined {
+    takeDeadLetter(name: string, sequenceNumber: number): BrokerDeadLetter | undefined {
       const deadLetters = core.queueOf(name).deadLetters;
       const index = deadLetters.findIndex((message) => message.sequenceNumber === sequenceNumber);
       if (index < 0) return undefined;
@@ -175,7 +175,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       };
     },
 
-    sessions(name: string): SessionBacklog[] {
+    sessions(name: string): BrokerSessionBacklog[] {
       core.expireLocks();
       return [...core.queueOf(name).sessions.values()].map((session) => ({
         sessionId: session.id,

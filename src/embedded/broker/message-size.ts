@@ -15,8 +15,9 @@ const MESSAGE_OVERHEAD_BYTES = 100;
 
 /**
  * The size the sender accounts for a message: UTF-8 bytes of the JSON body, the ids and the JSON of
- * the application properties, plus a fixed overhead. An estimate, shared with the Azure sender adapter
- * so that both report comparable `sendCalls`.
+ * the application properties, plus a fixed overhead. An estimate of the embedded broker's own (and of
+ * the input check in src/cli/input-file.ts); the Azure sender does not use it, it fills each batch with
+ * the SDK's `tryAddMessage`, which measures the encoded AMQP message.
  */
 export function estimateMessageBytes(message: OutgoingMessage): number {
   // Part by part: the byte length of a concatenation would first copy it into one flat string.
@@ -50,7 +51,7 @@ export function countBatches(messages: readonly OutgoingMessage[], maxBatchBytes
   return batches;
 }
 
-export function checkId(kind: string, id: string | undefined, messageId: string): void {
+export function checkServiceBusId(kind: string, id: string | undefined, messageId: string): void {
   if (id !== undefined && id.length > MAX_SERVICE_BUS_ID_LENGTH) {
     throw new PermanentError(
       'id-too-long',

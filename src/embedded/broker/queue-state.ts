@@ -5,7 +5,7 @@
  */
 import type { ApplicationProperties } from '../../services/ports';
 import { offerPrecedes, popOffer, pushOffer, type SessionOffer } from './session-offers';
-import type { DeadLetteredMessage, QueueOptions, QueueSettings, QueueStats } from './types';
+import type { BrokerDeadLetter, QueueOptions, QueueSettings, QueueStats } from './types';
 
 const DEFAULT_DUPLICATE_DETECTION_WINDOW_MS = 10 * 60 * 1000;
 const DEFAULT_MAX_DELIVERY_COUNT = 10;
@@ -62,7 +62,7 @@ export interface QueueState {
   readonly offers: SessionOffer<SessionState>[];
   /** Acceptance order survives a session emptying, for fairness when it fills again. */
   readonly lastAccepted: Map<string, number>;
-  readonly deadLetters: DeadLetteredMessage[];
+  readonly deadLetters: BrokerDeadLetter[];
   /** messageId → first accepted at; insertion order is time order, so pruning stops early. */
   readonly seenMessageIds: Map<string, number>;
   /** Messages available or locked. */

@@ -81,7 +81,7 @@ export interface PeekedMessage {
   readonly locked: boolean;
 }
 
-export interface DeadLetteredMessage {
+export interface BrokerDeadLetter {
   readonly queue: string;
   readonly messageId: string;
   readonly sessionId: string | undefined;
@@ -98,7 +98,7 @@ export interface DeadLetteredMessage {
   readonly deadLetteredAtUtc: number;
 }
 
-export interface SessionBacklog {
+export interface BrokerSessionBacklog {
   readonly sessionId: string;
   /** Messages in the session, the one in flight included. */
   readonly pending: number;
@@ -156,10 +156,10 @@ export interface EmbeddedBroker extends MessageSender {
   deadLetter(message: ReceivedMessage, reason: string, description: string): void;
   renewMessageLock(message: ReceivedMessage): number;
   peek(queue: string): PeekedMessage[];
-  deadLetters(queue: string): DeadLetteredMessage[];
+  deadLetters(queue: string): BrokerDeadLetter[];
   /** Removes one message from the dead-letter sub-queue (an operator replayed it); undefined if gone. */
-  takeDeadLetter(queue: string, sequenceNumber: number): DeadLetteredMessage | undefined;
-  sessions(queue: string): SessionBacklog[];
+  takeDeadLetter(queue: string, sequenceNumber: number): BrokerDeadLetter | undefined;
+  sessions(queue: string): BrokerSessionBacklog[];
   stats(): Record<string, QueueStats>;
   /** No message waiting, in flight, or locked by a receiver that went away; only `queues` when given. */
   isIdle(queues?: readonly string[]): boolean;

@@ -9,7 +9,7 @@ import { format } from 'node:util';
 import { InvocationContext } from '@azure/functions';
 import type { ActivityHandler } from 'durable-functions';
 import type { LogLevel } from '@azure/functions';
-import { TransientError } from '../../domain/errors';
+import { TransientError, errorMessage } from '../../domain/errors';
 import type { ActivityDefinition } from '../../functions/definition';
 import { toJson, type FailureDetailsPayload } from './history';
 import { wrapActivity } from './sdk';
@@ -118,7 +118,7 @@ function failureDetailsOf(message: string): FailureDetailsPayload | undefined {
  * keeping the space after the label, hence the double space after "failed:" seen on Azure too.
  */
 export function activityFailure(name: string, error: unknown): ActivityOutcome {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const stack = error instanceof Error ? (error.stack ?? '') : '';
   const outcome: ActivityOutcome = {
     ok: false,

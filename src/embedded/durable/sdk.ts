@@ -4,6 +4,7 @@
  * `wrapActivityHandler(handler)`; the driver wraps the very same handlers with the very same
  * functions. The SDK publishes no types for them and has no exports map, so they are loaded by path.
  */
+import { errorMessage } from '../../domain/errors';
 import type { InvocationContext } from '@azure/functions';
 import type { ActivityHandler, OrchestrationHandler } from 'durable-functions';
 import type { HistoryEvent } from './history';
@@ -257,7 +258,7 @@ const OUT_OF_PROC_DATA_LABEL = '\n\n$OutOfProcData$:';
  * the message is taken from the state's `error`, which is what the extension reports too.
  */
 function readFailure(error: unknown): EpisodeResult {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorMessage(error);
   const at = text.indexOf(OUT_OF_PROC_DATA_LABEL);
   if (at < 0) return { outcome: 'failed', message: text, state: undefined };
   let state: EpisodeState | undefined;

@@ -4,7 +4,7 @@
  * turns business refusals into a returned failure: only transient errors are thrown, so the
  * orchestration's retry policy never retries what cannot succeed.
  */
-import { AppError, failureKindOf } from '../../domain/errors';
+import { AppError, failureKindOf, errorMessage } from '../../domain/errors';
 import {
   StepFailedError,
   compensationOf,
@@ -143,7 +143,7 @@ export async function runOperation(
     outcome = { ok: true, result: await perform(deps, name, input) };
   } catch (error) {
     if (failureKindOf(error) === 'transient') thrown = error;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     const code = error instanceof AppError ? error.code : 'error';
     outcome = { ok: false, code, message };
   }

@@ -120,7 +120,7 @@ class SagaFlow {
         const attempts = round * this.policy.retry.maxAttempts;
         yield* this.alert(
           [],
-          `the saga status ${status} could not be recorded after ${attempts} attempts (${messageOf(error)}); trying again`,
+          `the saga status ${status} could not be recorded after ${attempts} attempts (${errorMessage(error)}); trying again`,
         );
         yield* this.pause(this.policy.retry.maxIntervalMs);
       }

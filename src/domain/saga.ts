@@ -141,6 +141,27 @@ export function refundAfterCancellationFee(
   return { refund: total - fee, fee };
 }
 
+/** The longest a saga reason or a step's error may be: one line a person reads in a table. */
+export const MAX_REASON_LENGTH = 300;
+
+/**
+ * Text as one line of at most `max` characters: runs of whitespace (newlines included) become one
+ * space, and what is cut is marked with an ellipsis. Details belong in the log, not in a reason.
+ */
+export function oneLine(text: string, max: number = MAX_REASON_LENGTH): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** How a step's failure reads in the saga's reason: permanent, or its retries ran out (CONTRACTS 3). */
+export function failureReason(
+  step: OperationName,
+  failure: { retriesRanOut: boolean; attempts: number; message: string },
+): string {
+  const how = failure.retriesRanOut ? `failed after ${failure.attempts} attempts` : 'failed';
+  return oneLine(`${step} ${how}: ${failure.message}`);
+}
+
 export function fulfillmentInstanceId(orderId: string): string {
   return `fulfill-${orderId}`;
 }

@@ -1,7 +1,9 @@
 /**
  * The fulfillment saga on Durable Functions (CONTRACTS 2). The flow reads top to bottom: each step
  * that completes adds its compensation; a step refused for good, or a client's cancel, runs the
- * compensations last step first; a compensation that keeps failing waits for a person.
+ * compensations in their stages; a compensation that keeps failing waits for a person. The point
+ * of no return (`SAGA` in domain/saga.ts) is never undone: it recovers forward, and a cancel that
+ * comes once it was reached keeps the cancellation fee.
  * Orchestrators replay: no clock, randomness or I/O here, only `context.df`.
  */
 import { errorMessage } from '../domain/errors';
@@ -11,7 +13,9 @@ import {
   OPERATIONS,
   STEPS,
   compensationsFor,
+  failureReason,
   isPointOfNoReturn,
+  oneLine,
   refundAfterCancellationFee,
   type CompensationName,
   type OperationName,
@@ -26,10 +30,10 @@ import {
   runOperation,
   type AlertInput,
   type OperationInput,
-  type OperationOutcome,
   type SagaDeps,
   type StatusChange,
 } from '../services/fulfillment/saga-activities';
+import type { ReviewDecision } from '../services/fulfillment/saga-record';
 import {
   CANCEL_CONFIRMED_ORDER,
   CANCEL_EVENT,
@@ -41,16 +45,16 @@ import type { ActivityDefinition, OrchestrationDefinition } from './definition';
 export const RECORD_SAGA_STATUS = 'recordSagaStatus';
 export const RAISE_SAGA_ALERT = 'raiseSagaAlert';
 
+/** Rounds of the retry policy a step past the point of no return gets before a person is asked. */
+export const FORWARD_RECOVERY_ROUNDS = 3;
+
 export interface SagaPolicy {
   retry: RetrySettings;
   reviewTimeoutMinutes: number;
   cancellationFeePercent: number;
 }
 
-export interface ReviewDecision {
-  action: 'retry' | 'resolved';
-  note?: string;
-}
+export type { ReviewDecision };
 
 export interface SagaOutcome {
   status: SagaStatus;
@@ -64,6 +68,9 @@ export interface CancelConfirmedInput {
 
 type Saga = Generator<Task, SagaOutcome, unknown>;
 
+/** How an operation ended, as the orchestration sees it. */
+type Settled = { ok: true } | { ok: false; retriesRanOut: boolean; message: string; details: string | null };
+
 function retryOptions(settings: RetrySettings): df.RetryOptions {
   const options = new df.RetryOptions(settings.firstIntervalMs, settings.maxAttempts);
   options.backoffCoefficient = settings.backoffCoefficient;
@@ -71,17 +78,36 @@ function retryOptions(settings: RetrySettings): df.RetryOptions {
   return options;
 }
 
-/** The outcome of a scheduled activity; retries exhausted become a failed outcome, not a throw. */
-function* settle(task: Task): Generator<Task, OperationOutcome, unknown> {
+/**
+ * The worker's own message out of a failed task's error. The extension reports an activity failure
+ * as "Activity function '<name>' failed: <message>", and the SDK appends the serialised exception
+ * (stack traces, file paths) after a newline: that part is for the log, not for a reason.
+ */
+function activityMessage(error: unknown): { message: string; details: string | null } {
+  const text = errorMessage(error);
+  const newline = text.indexOf('\n');
+  const first = newline < 0 ? text : text.slice(0, newline);
+  const details = newline < 0 ? null : text.slice(newline + 1).trim() || null;
+  return { message: oneLine(first.replace(/^Activity function '[^']*' failed:\s*/, '')), details };
+}
+
+/** The outcome of a scheduled operation; retries that ran out become a failed outcome, not a throw. */
+function* settle(task: Task): Generator<Task, Settled, unknown> {
   try {
-    return (yield task) as OperationOutcome;
+    const outcome = (yield task) as { ok: true } | { ok: false; message: string };
+    return outcome.ok
+      ? { ok: true }
+      : { ok: false, retriesRanOut: false, message: outcome.message, details: null };
   } catch (error) {
-    return { ok: false, code: 'retries-exhausted', message: errorMessage(error) };
+    return { ok: false, retriesRanOut: true, ...activityMessage(error) };
   }
 }
 
 class SagaFlow {
   private readonly retry: df.RetryOptions;
+  /** Needs-attention episodes and alerts of this instance, counted so each has a stable key. */
+  private episodes = 0;
+  private alerts = 0;
 
   constructor(
     private readonly context: OrchestrationContext,
@@ -95,6 +121,14 @@ class SagaFlow {
     return this.context.df.callActivityWithRetry(name, this.retry, input);
   }
 
+  /** A failure's one-line reason; its details (the serialised exception) go to the log. */
+  reasonOf(name: OperationName, failure: Extract<Settled, { ok: false }>): string {
+    if (failure.details !== null && !this.context.df.isReplaying) {
+      this.context.warn(`${this.context.df.instanceId}: ${name} failed: ${failure.details}`);
+    }
+    return failureReason(name, { ...failure, attempts: this.policy.retry.maxAttempts });
+  }
+
   /**
    * Records a status change. The record is the saga's truth, so a change is never dropped: when the
    * write's retries run out, a person is alerted and it is tried again after a pause, until it lands.
@@ -102,15 +136,15 @@ class SagaFlow {
   *record(
     status: SagaStatus,
     reason: string | null,
-    cancellationFee?: number,
+    extra: Pick<StatusChange, 'cancellationFee' | 'pointOfNoReturn' | 'episode'> = {},
   ): Generator<Task, { cancelRequested: boolean }, unknown> {
     const change: StatusChange = {
       order: this.order,
       instanceId: this.context.df.instanceId,
       status,
       reason,
+      ...extra,
     };
-    if (cancellationFee !== undefined) change.cancellationFee = cancellationFee;
     for (let round = 1; ; round++) {
       try {
         return (yield this.context.df.callActivityWithRetry(RECORD_SAGA_STATUS, this.retry, change)) as {
@@ -118,9 +152,10 @@ class SagaFlow {
         };
       } catch (error) {
         const attempts = round * this.policy.retry.maxAttempts;
+        const { message } = activityMessage(error);
         yield* this.alert(
           [],
-          `the saga status ${status} could not be recorded after ${attempts} attempts (${errorMessage(error)}); trying again`,
+          `the saga status ${status} could not be recorded after ${attempts} attempts (${message}); trying again`,
         );
         yield* this.pause(this.policy.retry.maxIntervalMs);
       }
@@ -133,50 +168,27 @@ class SagaFlow {
 
   /** Tells a person. An alert that cannot be raised does not stop the saga: the record says what waits. */
   *alert(failed: OperationName[], message: string): Generator<Task, void, unknown> {
-    const alert: AlertInput = { order: this.order, instanceId: this.context.df.instanceId, failed, message };
+    this.alerts += 1;
+    const alert: AlertInput = {
+      order: this.order,
+      instanceId: this.context.df.instanceId,
+      key: `${this.context.df.instanceId}#${this.alerts}`,
+      failed,
+      message: oneLine(message),
+    };
     yield* settle(this.context.df.callActivityWithRetry(RAISE_SAGA_ALERT, this.retry, alert));
   }
 
-  /** One pass over the stages. `Task.all` fails fast, so every task is settled on its own after it. */
-  *compensate(
-    stages: CompensationName[][],
-    input: OperationInput,
-  ): Generator<Task, CompensationName[], unknown> {
-    const failed: CompensationName[] = [];
-    for (const stage of stages) {
-      const tasks = stage.map((name) => this.operation(name, input));
-      try {
-        yield this.context.df.Task.all(tasks);
-      } catch {
-        // Seen below, task by task: the others still ran and must be accounted for.
-      }
-      for (const [index, task] of tasks.entries()) {
-        const outcome = yield* settle(task);
-        if (!outcome.ok) failed.push(stage[index]);
-      }
-    }
-    return failed;
-  }
-
   /**
-   * Compensates until every compensation succeeded or a person resolved it. Returns the person's
-   * note when they closed it by hand.
+   * One needs-attention episode: recorded, alerted, and waited for (alerting again at each review
+   * timeout) until a person decides. A decision meant for another episode is not this one's.
    */
-  *compensateUntilDone(
-    stages: CompensationName[][],
-    input: OperationInput,
-    reason: string,
-  ): Generator<Task, string | null, unknown> {
-    let pending = stages;
+  *awaitReview(failed: OperationName[], problem: string): Generator<Task, ReviewDecision, unknown> {
+    this.episodes += 1;
+    const episode = `${this.context.df.instanceId}#${this.episodes}`;
+    yield* this.record('needs-attention', problem, { episode });
+    yield* this.alert(failed, problem);
     for (;;) {
-      const failed = yield* this.compensate(pending, input);
-      if (failed.length === 0) return null;
-      pending = stages
-        .map((stage) => stage.filter((name) => failed.includes(name)))
-        .filter((stage) => stage.length > 0);
-      const problem = `${reason}; compensation failed: ${failed.join(', ')}`;
-      yield* this.record('needs-attention', problem);
-      yield* this.alert(failed, problem);
       const review = this.context.df.waitForExternalEvent(REVIEW_EVENT);
       for (;;) {
         const deadline = new Date(
@@ -194,9 +206,54 @@ class SagaFlow {
         );
       }
       const decision = review.result as ReviewDecision;
-      if (decision.action === 'resolved')
-        return `resolved by a person${decision.note ? `: ${decision.note}` : ''}`;
-      yield* this.record('compensating', `${reason}; retry asked by a person`);
+      if (decision.episode === undefined || decision.episode === episode) return decision;
+    }
+  }
+
+  /** One pass over the stages. `Task.all` fails fast, so every task is settled on its own after it. */
+  *compensate(
+    stages: CompensationName[][],
+    input: OperationInput,
+  ): Generator<Task, CompensationName[], unknown> {
+    const failed: CompensationName[] = [];
+    for (const stage of stages) {
+      const tasks = stage.map((name) => this.operation(name, input));
+      try {
+        yield this.context.df.Task.all(tasks);
+      } catch {
+        // Seen below, task by task: the others still ran and must be accounted for.
+      }
+      for (const [index, task] of tasks.entries()) {
+        const outcome = yield* settle(task);
+        if (!outcome.ok) {
+          this.reasonOf(stage[index], outcome);
+          failed.push(stage[index]);
+        }
+      }
+    }
+    return failed;
+  }
+
+  /**
+   * Compensates until every compensation succeeded or a person resolved it. Returns the person's
+   * resolution when they closed it by hand.
+   */
+  *compensateUntilDone(
+    stages: CompensationName[][],
+    input: OperationInput,
+    reason: string,
+  ): Generator<Task, string | null, unknown> {
+    let pending = stages;
+    for (;;) {
+      const failed = yield* this.compensate(pending, input);
+      if (failed.length === 0) return null;
+      pending = stages
+        .map((stage) => stage.filter((name) => failed.includes(name)))
+        .filter((stage) => stage.length > 0);
+      const problem = oneLine(`${reason}; compensation failed: ${failed.join(', ')}`);
+      const decision = yield* this.awaitReview(failed, problem);
+      if (decision.action === 'resolved') return resolvedBy(decision);
+      yield* this.record('compensating', oneLine(`${reason}; retry asked by a person`));
     }
   }
 
@@ -204,15 +261,42 @@ class SagaFlow {
   *cancelAfterConfirmation(completed: readonly StepName[]): Saga {
     const { fee, refund } = refundAfterCancellationFee(this.order.total, this.policy.cancellationFeePercent);
     const reason = `cancelled after confirmation: fee ${fee} kept, ${refund} refunded`;
-    yield* this.record('compensating', reason, fee);
+    yield* this.record('compensating', reason, { cancellationFee: fee });
     const resolution = yield* this.compensateUntilDone(
       compensationsFor(completed),
       { order: this.order, refundAmount: refund },
       reason,
     );
-    const finalReason = resolution === null ? reason : `${reason}; ${resolution}`;
+    const finalReason = resolution === null ? reason : oneLine(`${reason}; ${resolution}`);
     yield* this.record('cancelled', finalReason);
     return { status: 'cancelled', reason: finalReason };
+  }
+
+  /**
+   * A step past the point of no return: never undone. It keeps retrying (rounds of the retry
+   * policy, a pause between), then waits for a person, who retries it or resolves it by hand.
+   * Returns the person's resolution, or null when the step completed.
+   */
+  *recoverForward(step: StepName, input: OperationInput): Generator<Task, string | null, unknown> {
+    for (;;) {
+      let failure: Extract<Settled, { ok: false }> | undefined;
+      for (let round = 1; round <= FORWARD_RECOVERY_ROUNDS; round++) {
+        const outcome = yield* settle(this.operation(step, input));
+        if (outcome.ok) return null;
+        failure = outcome;
+        if (!outcome.retriesRanOut) break;
+        if (round < FORWARD_RECOVERY_ROUNDS) yield* this.pause(this.policy.retry.maxIntervalMs);
+      }
+      if (failure === undefined) return null;
+      const attempts = failure.retriesRanOut ? FORWARD_RECOVERY_ROUNDS * this.policy.retry.maxAttempts : 1;
+      const problem = oneLine(
+        `${failureReason(step, { ...failure, attempts })}; past the point of no return it is not undone: retry it, or resolve it once done by hand`,
+      );
+      if (failure.details !== null) this.reasonOf(step, failure);
+      const decision = yield* this.awaitReview([step], problem);
+      if (decision.action === 'resolved') return resolvedBy(decision, step);
+      yield* this.record('running', `${step}: retry asked by a person`);
+    }
   }
 
   *fulfill(): Saga {
@@ -226,22 +310,27 @@ class SagaFlow {
 
     for (const step of STEPS) {
       if (cancel.isCompleted) break;
+      if (isPointOfNoReturn(step)) {
+        // Reaching the point is recorded on the record's etag, as a cancel is: a cancel recorded
+        // before it still undoes the saga; one recorded after it keeps the fee. Never both.
+        const { cancelRequested } = yield* this.record('running', null, { pointOfNoReturn: true });
+        if (cancelRequested) break;
+        const resolution = yield* this.recoverForward(step, input);
+        completed.push(step);
+        const { cancelRequested: cancelledLate } = yield* this.record('completed', resolution);
+        if (cancelledLate || cancel.isCompleted) return yield* this.cancelAfterConfirmation(completed);
+        return { status: 'completed', reason: resolution };
+      }
       const task = this.operation(step, input);
       // A step that never ends should not make a cancel wait; the step still settles before deciding.
-      const first = isPointOfNoReturn(step) ? task : yield this.context.df.Task.any([task, cancel]);
+      const first = yield this.context.df.Task.any([task, cancel]);
       const outcome = yield* settle(task);
       if (!outcome.ok) {
-        failure = `${step} failed: ${outcome.message}`;
-        if (outcome.code === 'retries-exhausted') uncertain.push(step);
+        failure = this.reasonOf(step, outcome);
+        if (outcome.retriesRanOut) uncertain.push(step);
         break;
       }
       completed.push(step);
-      if (isPointOfNoReturn(step)) {
-        const { cancelRequested } = yield* this.record('completed', null);
-        // A cancel that raced with the last step finds the order confirmed: it keeps the fee.
-        if (cancelRequested || cancel.isCompleted) return yield* this.cancelAfterConfirmation(completed);
-        return { status: 'completed', reason: null };
-      }
       if (first === cancel) break;
     }
 
@@ -254,10 +343,15 @@ class SagaFlow {
       reason,
     );
     const status: SagaStatus = cancelled ? 'cancelled' : 'compensated';
-    const finalReason = resolution === null ? reason : `${reason}; ${resolution}`;
+    const finalReason = resolution === null ? reason : oneLine(`${reason}; ${resolution}`);
     yield* this.record(status, finalReason);
     return { status, reason: finalReason };
   }
+}
+
+function resolvedBy(decision: ReviewDecision, step?: StepName): string {
+  const what = step === undefined ? 'resolved by a person' : `${step} resolved by a person`;
+  return oneLine(decision.note ? `${what}: ${decision.note}` : what);
 }
 
 export function fulfillOrderOrchestrator(policy: SagaPolicy): OrchestrationHandler {

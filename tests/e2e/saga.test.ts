@@ -253,23 +253,39 @@ describe('retries', () => {
     }
   });
 
-  it('a step whose transient failures never clear fails the saga, last step first compensated', async () => {
+  it('a step whose transient failures never clear fails the saga, and the reason says its retries ran out', async () => {
+    const charge = failing('charge', Infinity);
+    const app = newApp({ downstream: charge.wrap });
+    try {
+      await run(app, [orderMessages('O-NOCHARGE', [['SKU-1', 1, 100]])]);
+      const record = await saga(app, 'O-NOCHARGE');
+      expect(record.status).toBe('compensated');
+      expect(record.reason).toBe('chargePayment failed after 3 attempts: charge unavailable (3)');
+      expect(charge.calls()).toBe(3); // maxAttempts
+      expect(record.steps.releaseInventory?.status).toBe('completed');
+      expect(await stockOf(app, 'SKU-1')).toBe(50);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it('confirmOrder, past the point of no return, is never compensated: it keeps retrying, then waits for a person', async () => {
+    // Failed before: after 3 attempts the confirmed order was compensated (charged, then refunded).
     const confirm = failing('confirm', Infinity);
     const app = newApp({ downstream: confirm.wrap });
     try {
       await run(app, [orderMessages('O-NOCONFIRM', [['SKU-1', 1, 100]])]);
       const record = await saga(app, 'O-NOCONFIRM');
-      expect(record.status).toBe('compensated');
-      expect(record.reason).toMatch(/confirmOrder failed/);
-      expect(confirm.calls()).toBe(3); // maxAttempts
-      const ended = (name: 'cancelShipment' | 'refundPayment' | 'releaseInventory'): string =>
-        record.steps[name]?.endedAt ?? 'missing';
-      const started = (name: 'cancelShipment' | 'refundPayment' | 'releaseInventory'): string =>
-        record.steps[name]?.startedAt ?? 'missing';
-      // The shipment is cancelled first; refund and release come after it.
-      expect(ended('cancelShipment') <= started('refundPayment')).toBe(true);
-      expect(ended('cancelShipment') <= started('releaseInventory')).toBe(true);
-      expect(await chargeOf(app, 'O-NOCONFIRM')).toMatchObject({ refunded: 100 });
+      expect(record.status).toBe('needs-attention');
+      expect(record.reason).toBe(
+        'confirmOrder failed after 9 attempts: confirm unavailable (9); past the point of no return it is not undone: retry it, or resolve it once done by hand',
+      );
+      expect(confirm.calls()).toBe(9); // 3 rounds of maxAttempts
+      expect(record.alerts).toBe(1);
+      for (const compensation of ['cancelShipment', 'refundPayment', 'releaseInventory'] as const)
+        expect(record.steps[compensation]).toBeUndefined();
+      expect(await chargeOf(app, 'O-NOCONFIRM')).toMatchObject({ amount: 100, refunded: 0 });
+      expect(await stockOf(app, 'SKU-1')).toBe(49);
     } finally {
       await app.stop();
     }

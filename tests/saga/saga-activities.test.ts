@@ -482,11 +482,14 @@ describe('raiseSagaAlert', () => {
     const alert = {
       order,
       instanceId: 'fulfill-O-1',
+      key: 'fulfill-O-1#1',
       failed: ['refundPayment' as const, 'releaseInventory' as const],
       message: 'refund failed',
     };
     await raiseSagaAlert(deps, alert);
-    await raiseSagaAlert(deps, alert);
+    await raiseSagaAlert(deps, { ...alert, key: 'fulfill-O-1#2' });
+    // The second alert again, as after its result was lost: counted once.
+    await raiseSagaAlert(deps, { ...alert, key: 'fulfill-O-1#2' });
 
     expect((await sagaRecord(w, 'O-1')).alerts).toBe(2);
     const alerts = w.telemetry.events.filter((e) => e.name === 'Alert.SagaNeedsAttention');

@@ -67,16 +67,35 @@ export function responseOf(outcome: Outcome): HttpResponseInit {
   }
 }
 
-/** The request's JSON body: undefined when empty, `ok: false` when it is not JSON. */
-export async function jsonBody(request: HttpRequest): Promise<{ ok: true; value: unknown } | { ok: false }> {
+/**
+ * The most a request body may hold. The use cases here take a few short fields; a bound keeps any
+ * request from making a record larger than its store takes (Cosmos: 2 MB per item).
+ */
+export const MAX_REQUEST_BODY_BYTES = 16_384;
+
+/** A body that is not JSON at all, before any use case sees it. */
+export const NOT_JSON: HttpResponseInit = { status: 400, jsonBody: { error: 'body is not valid JSON' } };
+
+const TOO_LARGE: HttpResponseInit = {
+  status: 400,
+  jsonBody: { error: `body is over the limit of ${MAX_REQUEST_BODY_BYTES} bytes` },
+};
+
+/**
+ * The request's JSON body: undefined when empty; the answer to give instead when it is over the
+ * limit (told by its content-length before it is read, or by what was read) or is not JSON.
+ */
+export async function jsonBody(
+  request: HttpRequest,
+): Promise<{ ok: true; value: unknown } | { ok: false; response: HttpResponseInit }> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > MAX_REQUEST_BODY_BYTES) return { ok: false, response: TOO_LARGE };
   const text = await request.text();
+  if (Buffer.byteLength(text, 'utf8') > MAX_REQUEST_BODY_BYTES) return { ok: false, response: TOO_LARGE };
   if (text.trim() === '') return { ok: true, value: undefined };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch {
-    return { ok: false };
+    return { ok: false, response: NOT_JSON };
   }
 }
-
-/** A body that is not JSON at all, before any use case sees it. */
-export const NOT_JSON: HttpResponseInit = { status: 400, jsonBody: { error: 'body is not valid JSON' } };

@@ -19,7 +19,7 @@ import {
 } from '../../services/operations/operations-api';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
-import { jsonBody, NOT_JSON, responseOf } from './http-support';
+import { jsonBody, responseOf } from './http-support';
 import { actorOf } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
@@ -71,7 +71,7 @@ export function operationsHttp(
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
-        if (!body.ok) return NOT_JSON;
+        if (!body.ok) return body.response;
         const outcome = await replayParkedMessage(deps(context), request.params.messageId, body.value);
         logReplay(context, request, outcome);
         return responseOf(outcome);
@@ -103,7 +103,7 @@ export function operationsHttp(
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
-        if (!body.ok) return NOT_JSON;
+        if (!body.ok) return body.response;
         const outcome = await replayDeadLetteredMessage(
           deps(context),
           request.params.queue,

@@ -6,7 +6,7 @@ import type { InvocationContext } from '@azure/functions';
 import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
-import { jsonBody, NOT_JSON, responseOf } from './http-support';
+import { jsonBody, responseOf } from './http-support';
 import { actorOf } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
@@ -43,7 +43,7 @@ export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps):
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
         const body = await jsonBody(request);
-        if (!body.ok) return NOT_JSON;
+        if (!body.ok) return body.response;
         const by = actorOf(request);
         const response = responseOf(await reviewSaga(deps(context), request.params.orderId, body.value, by));
         context.log('review submitted', { orderId: request.params.orderId, status: response.status, by });

@@ -19,7 +19,9 @@ import {
   updateSagaRecord,
   type CancelRequest,
   type ReviewRecord,
+  type ReviewDecision,
   type SagaRecord,
+  MAX_TRANSITIONS,
 } from './saga-record';
 
 export interface OrdersApiDeps {
@@ -127,21 +129,21 @@ export async function cancelOrder(
   // or this call sees the saga completed. Never both, never neither.
   const at = new Date(deps.now()).toISOString();
   const recorded = await updateSagaRecord<
-    { answer: CancelOutcome } | { deliver: SagaRecord; cancel: CancelRequest }
+    { answer: CancelOutcome } | { deliver: SagaRecord; cancel: CancelRequest; answer?: CancelOutcome }
   >(
     deps.orders,
     orderId,
     () => existing,
     (record) => {
-      if (record.cancel?.delivered === true) {
+      // A repeat changes nothing more and says so; one that finds the first delivery not yet done
+      // (still under way, or failed) delivers it again, which is idempotent.
+      if (record.cancel !== null) {
+        const answer: CancelOutcome = { kind: 'already-requested', orderId, saga: sagaView(record) };
         return {
           next: undefined,
-          result: { answer: { kind: 'already-requested', orderId, saga: sagaView(record) } },
+          result: record.cancel.delivered ? { answer } : { deliver: record, cancel: record.cancel, answer },
         };
       }
-      // Recorded but never delivered (the delivery failed): deliver it now.
-      if (record.cancel !== null)
-        return { next: undefined, result: { deliver: record, cancel: record.cancel } };
       if (record.status !== 'running' && record.status !== 'completed') {
         return {
           next: undefined,
@@ -152,8 +154,11 @@ export async function cancelOrder(
           },
         };
       }
+      // Once the saga recorded reaching the point of no return, the cancel keeps the fee.
       const afterPointOfNoReturn =
-        record.status === 'completed' || isPastPointOfNoReturn(completedSteps(record));
+        record.status === 'completed' ||
+        (record.pointOfNoReturnAt ?? null) !== null ||
+        isPastPointOfNoReturn(completedSteps(record));
       const fee = afterPointOfNoReturn
         ? refundAfterCancellationFee(order.total, deps.cancellationFeePercent).fee
         : null;
@@ -168,7 +173,7 @@ export async function cancelOrder(
       return { next, result: { deliver: next, cancel } };
     },
   );
-  if ('answer' in recorded) return recorded.answer;
+  if (!('deliver' in recorded)) return recorded.answer;
   const { deliver: saga, cancel } = recorded;
 
   // Both deliveries are idempotent: an existing instance is not started again, and a saga that
@@ -193,9 +198,13 @@ export async function cancelOrder(
       result: undefined,
     }),
   );
+  if (recorded.answer !== undefined) return recorded.answer;
   const { afterPointOfNoReturn, fee } = cancel;
   return { kind: 'accepted', orderId, afterPointOfNoReturn, fee };
 }
+
+/** The longest review note taken: it is kept on the saga record and shown in its reason. */
+export const MAX_REVIEW_NOTE_LENGTH = 500;
 
 export function parseReview(
   body: unknown,
@@ -203,7 +212,10 @@ export function parseReview(
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, error: 'body must be a JSON object such as {"action": "retry"}' };
   }
-  const { action, note } = body as Record<string, unknown>;
+  const action: unknown = Object.hasOwn(body, 'action')
+    ? (body as Record<string, unknown>).action
+    : undefined;
+  const note: unknown = Object.hasOwn(body, 'note') ? (body as Record<string, unknown>).note : undefined;
   if (action !== 'retry' && action !== 'resolved') {
     return {
       ok: false,
@@ -212,10 +224,20 @@ export function parseReview(
   }
   if (note !== undefined && typeof note !== 'string')
     return { ok: false, error: 'note must be a string when present' };
+  if (note !== undefined && note.length > MAX_REVIEW_NOTE_LENGTH)
+    return {
+      ok: false,
+      error: `note must be at most ${MAX_REVIEW_NOTE_LENGTH} characters, got ${note.length}`,
+    };
   return note === undefined ? { ok: true, action } : { ok: true, action, note };
 }
 
-/** `by` names who reviewed; the review is recorded in the saga record before it is passed on. */
+/**
+ * Passes a person's decision to the saga that waits for it. One decision per needs-attention
+ * episode: it is recorded on the record's etag first, so of two reviews at once one is passed and the
+ * other is refused with the decision already taken; a decision never answers a later episode.
+ * `by` names who reviewed; the accepted review is kept in the record's `reviews`.
+ */
 export async function reviewSaga(
   deps: OrdersApiDeps,
   orderId: string,
@@ -226,26 +248,65 @@ export async function reviewSaga(
   if (!review.ok) return { kind: 'malformed', error: review.error };
   const order = await deps.orders.read<OrderDocument>(orderId, orderId);
   if (order === undefined) return unknownOrder(orderId);
-  const saga = await readSagaRecord(deps.orders, orderId);
-  if (saga === undefined || saga.status !== 'needs-attention') {
+  const existing = await readSagaRecord(deps.orders, orderId);
+  if (existing === undefined)
     return notNow(
-      `the fulfillment of order ${orderId} is ${saga?.status ?? 'not started'}; only one that needs attention takes a review`,
+      `the fulfillment of order ${orderId} is not started; only one that needs attention takes a review`,
     );
-  }
-  const decision =
-    review.note === undefined ? { action: review.action } : { action: review.action, note: review.note };
-  const reviewed: ReviewRecord = {
-    at: new Date(deps.now()).toISOString(),
-    by,
-    action: review.action,
-    note: review.note ?? null,
-  };
+  const at = new Date(deps.now()).toISOString();
+  const taken = await updateSagaRecord<{ refused: NotNow } | { deliver: ReviewDecision; instanceId: string }>(
+    deps.orders,
+    orderId,
+    () => existing,
+    (record) => {
+      if (record.status !== 'needs-attention') {
+        const refused = notNow(
+          `the fulfillment of order ${orderId} is ${record.status}; only one that needs attention takes a review`,
+        );
+        return { next: undefined, result: { refused } };
+      }
+      const episode = record.review?.episode ?? null;
+      const decided = record.review?.decision ?? null;
+      if (decided !== null) {
+        const { action, note, at: when, delivered } = decided;
+        // The same decision again before it reached the saga: deliver it again (idempotent).
+        if (!delivered && action === review.action && note === review.note) {
+          const again: ReviewDecision = { action };
+          if (note !== undefined) again.note = note;
+          if (episode !== null) again.episode = episode;
+          return { next: undefined, result: { deliver: again, instanceId: record.instanceId } };
+        }
+        const refused = notNow(
+          `a decision ("${action}") was already taken on this episode of order ${orderId} at ${when}; wait for the saga to act on it`,
+        );
+        return { next: undefined, result: { refused } };
+      }
+      const decision: ReviewDecision = { action: review.action };
+      if (review.note !== undefined) decision.note = review.note;
+      if (episode !== null) decision.episode = episode;
+      const reviewed: ReviewRecord = { at, by, action: review.action, note: review.note ?? null };
+      const next: SagaRecord = {
+        ...record,
+        review: { episode, decision: { ...decision, at, delivered: false } },
+        reviews: [...(record.reviews ?? []), reviewed].slice(-MAX_TRANSITIONS),
+      };
+      return { next, result: { deliver: decision, instanceId: record.instanceId } };
+    },
+  );
+  if ('refused' in taken) return taken.refused;
+  await deps.orchestrations.raiseEvent(taken.instanceId, REVIEW_EVENT, taken.deliver);
   await updateSagaRecord(
     deps.orders,
     orderId,
-    () => saga,
-    (record) => ({ next: { ...record, reviews: [...(record.reviews ?? []), reviewed] }, result: undefined }),
+    () => existing,
+    (record) => {
+      const current = record.review;
+      if (!current || current.decision === null || current.decision.delivered)
+        return { next: undefined, result: undefined };
+      if (current.episode !== (taken.deliver.episode ?? null)) return { next: undefined, result: undefined };
+      const review = { episode: current.episode, decision: { ...current.decision, delivered: true } };
+      return { next: { ...record, review }, result: undefined };
+    },
   );
-  await deps.orchestrations.raiseEvent(saga.instanceId, REVIEW_EVENT, decision);
-  return { kind: 'passed', orderId, action: review.action, instanceId: saga.instanceId };
+  return { kind: 'passed', orderId, action: review.action, instanceId: taken.instanceId };
 }

@@ -7,6 +7,7 @@
 import { AppError, failureKindOf, errorMessage } from '../../domain/errors';
 import {
   StepFailedError,
+  oneLine,
   compensationOf,
   fulfillmentInstanceId,
   operationKind,
@@ -16,7 +17,7 @@ import {
 import type { Downstream } from './ports';
 import type { Change } from '../optimistic-update';
 import type { DocumentContainer, FulfillmentInput, Telemetry } from '../ports';
-import { sagaRecordId, updateSagaRecord, type SagaRecord } from './saga-record';
+import { MAX_TRANSITIONS, sagaRecordId, updateSagaRecord, type SagaRecord } from './saga-record';
 
 export interface SagaDeps {
   orders: DocumentContainer;
@@ -143,8 +144,18 @@ export async function runOperation(
     outcome = { ok: true, result: await perform(deps, name, input) };
   } catch (error) {
     if (failureKindOf(error) === 'transient') thrown = error;
-    const message = errorMessage(error);
+    const message = oneLine(errorMessage(error));
     const code = error instanceof AppError ? error.code : 'error';
+    if (error instanceof Error && message !== error.message) {
+      deps.telemetry.trace(
+        'warning',
+        `saga of order ${input.order.orderId}: ${name} failed: ${error.message}`,
+        {
+          orderId: input.order.orderId,
+          correlationId: input.order.correlationId,
+        },
+      );
+    }
     outcome = { ok: false, code, message };
   }
   await changeRecord(deps, input.order, (record) => {
@@ -183,45 +194,76 @@ export interface StatusChange {
   reason: string | null;
   /** Set when the saga finds a cancel past the point of no return: the fee it keeps. */
   cancellationFee?: number;
+  /** The saga is about to run its point of no return: recorded unless a cancel came first. */
+  pointOfNoReturn?: boolean;
+  /** With `needs-attention`: the episode that starts, which takes one decision. */
+  episode?: string;
+}
+
+/** Keeps the first status change and the latest ones, counting those dropped between. */
+function appendTransition(
+  record: SagaRecord,
+  transition: SagaRecord['transitions'][number],
+): Pick<SagaRecord, 'transitions' | 'transitionsDropped'> {
+  const all = [...record.transitions, transition];
+  if (all.length <= MAX_TRANSITIONS)
+    return { transitions: all, transitionsDropped: record.transitionsDropped ?? 0 };
+  const dropped = all.length - MAX_TRANSITIONS;
+  return {
+    transitions: [all[0], ...all.slice(1 + dropped)],
+    transitionsDropped: (record.transitionsDropped ?? 0) + dropped,
+  };
 }
 
 /**
  * Records a status change. Returns whether a client asked to cancel, so that an orchestration
- * completing at the point of no return learns of a cancel that raced with its last step.
+ * reaching or passing the point of no return learns of a cancel that raced with it.
  */
 export async function recordSagaStatus(
   deps: SagaDeps,
   change: StatusChange,
 ): Promise<{ cancelRequested: boolean }> {
   const at = new Date(deps.now()).toISOString();
-  const record = await changeRecord(deps, change.order, (current) => {
-    if (
+  const reason = change.reason === null ? null : oneLine(change.reason);
+  const cancelRequested = await changeRecord(deps, change.order, (current) => {
+    // A cancel recorded before the point of no return wins: the point is not recorded as reached.
+    if (change.pointOfNoReturn === true && current.cancel !== null) return { next: undefined, result: true };
+    const markPoint = change.pointOfNoReturn === true && (current.pointOfNoReturnAt ?? null) === null;
+    const startsEpisode =
+      change.status === 'needs-attention' &&
+      change.episode !== undefined &&
+      current.review?.episode !== change.episode;
+    const sameStatus =
       current.status === change.status &&
-      current.reason === change.reason &&
-      current.instanceId === change.instanceId
-    )
-      return { next: undefined, result: current };
+      current.reason === reason &&
+      current.instanceId === change.instanceId;
+    if (sameStatus && !markPoint && !startsEpisode)
+      return { next: undefined, result: current.cancel !== null };
     const next: SagaRecord = {
       ...current,
       instanceId: change.instanceId,
       status: change.status,
-      reason: change.reason,
-      transitions: [...current.transitions, { at, status: change.status, reason: change.reason }],
+      reason,
+      ...(sameStatus ? {} : appendTransition(current, { at, status: change.status, reason })),
+      ...(markPoint ? { pointOfNoReturnAt: at } : {}),
+      ...(startsEpisode ? { review: { episode: change.episode as string, decision: null } } : {}),
     };
-    return { next, result: next };
+    return { next, result: next.cancel !== null };
   });
   deps.telemetry.event(`Saga.${change.status}`, {
     orderId: change.order.orderId,
     instanceId: change.instanceId,
-    reason: change.reason,
+    reason,
     correlationId: change.order.correlationId,
   });
-  return { cancelRequested: record.cancel !== null };
+  return { cancelRequested };
 }
 
 export interface AlertInput {
   order: FulfillmentInput;
   instanceId: string;
+  /** Stable per alert of an instance: an alert raised again after its result was lost counts once. */
+  key: string;
   /** The operations that keep failing; empty when what failed is recording the saga itself. */
   failed: OperationName[];
   message: string;
@@ -229,10 +271,16 @@ export interface AlertInput {
 
 /** A compensation keeps failing: a person must look. Log-worthy event, metric, and a count on the record. */
 export async function raiseSagaAlert(deps: SagaDeps, alert: AlertInput): Promise<void> {
-  const alerts = await changeRecord(deps, alert.order, (current) => ({
-    next: { ...current, alerts: current.alerts + 1 },
-    result: current.alerts + 1,
-  }));
+  const counted = await changeRecord(deps, alert.order, (current) =>
+    current.lastAlert === alert.key
+      ? { next: undefined, result: undefined }
+      : {
+          next: { ...current, alerts: current.alerts + 1, lastAlert: alert.key },
+          result: current.alerts + 1,
+        },
+  );
+  if (counted === undefined) return;
+  const alerts = counted;
   deps.telemetry.trace('error', `saga of order ${alert.order.orderId} needs attention: ${alert.message}`, {
     orderId: alert.order.orderId,
     instanceId: alert.instanceId,

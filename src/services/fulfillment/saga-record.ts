@@ -43,6 +43,24 @@ export interface ReviewRecord {
   note: string | null;
 }
 
+/** A person's decision on a saga that needs attention, as the review event carries it. */
+export interface ReviewDecision {
+  action: 'retry' | 'resolved';
+  note?: string;
+  /** The needs-attention episode the decision was taken on; the saga ignores one meant for another. */
+  episode?: string;
+}
+
+/** The needs-attention episode under way, and the one decision it takes. */
+export interface ReviewRequest {
+  /** `<instanceId>#<n>`: the n-th time that instance waited for a person; null on a record from before episodes. */
+  episode: string | null;
+  decision: (ReviewDecision & { at: string; delivered: boolean }) | null;
+}
+
+/** The most status changes a record keeps: the first, and the latest. A record stays well within a store's limits. */
+export const MAX_TRANSITIONS = 100;
+
 export interface SagaRecord extends Document {
   orderId: string;
   kind: 'saga';
@@ -54,9 +72,17 @@ export interface SagaRecord extends Document {
   steps: Partial<Record<OperationName, OperationRecord>>;
   transitions: Array<{ at: string; status: SagaStatus; reason: string | null }>;
   alerts: number;
+  /** The key of the last alert counted, so an alert raised again (its result lost) counts once. */
+  lastAlert?: string;
   cancel: CancelRequest | null;
   /** Every review, oldest first; absent on records written before reviews were recorded. */
   reviews?: ReviewRecord[];
+  /** When the saga reached the point of no return; a cancel recorded after it keeps the fee. */
+  pointOfNoReturnAt?: string | null;
+  /** Set while the saga waits for a person (and kept after, with the decision taken). */
+  review?: ReviewRequest | null;
+  /** How many status changes were dropped from the middle of `transitions`. */
+  transitionsDropped?: number;
 }
 
 export function sagaRecordId(orderId: string): string {

@@ -42,7 +42,7 @@ export function attentionReason(order: ReportOrder): string | undefined {
   if (order.saga?.status === 'needs-attention') return `saga needs attention: ${order.saga.reason ?? ''}`;
   if (order.waitingFor !== null) return `waiting for sequence ${order.waitingFor}`;
   if (order.status === 'pending') return 'pending: its OrderCreated was never applied';
-  if (order.status === 'open') return 'open: its final entry was not applied';
+  if (order.status === 'open') return 'open: no final entry applied yet';
   if (order.saga?.status === 'compensated') return `compensated: ${order.saga.reason ?? ''}`;
   return undefined;
 }

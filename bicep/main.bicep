@@ -43,6 +43,14 @@ param maxDeliveryCount int = 10
 @description('Grant the Manage right (Azure Service Bus Data Owner) on each queue, and only there: target-based scaling and the session backlog read queue counts (modules/roles.bicep). Off: incremental scaling, backlog refused.')
 param grantQueueManageRight bool = true
 
+// --- Networking
+
+@description('Public network access off for Service Bus, Cosmos DB and Storage, reached through private endpoints in a new virtual network, with the Function App integrated into it (modules/network.bicep). Needs Service Bus Premium, which it then deploys whatever serviceBusSku says.')
+param privateNetworking bool = false
+
+@description('Address space of the virtual network when privateNetworking is on.')
+param vnetAddressPrefix string = '10.20.0.0/16'
+
 // --- Cosmos DB
 
 @allowed([
@@ -138,6 +146,9 @@ var names = {
   functionApp: 'func-${prefix}-${suffix}'
 }
 var deploymentContainerName = 'app-package'
+// Service Bus private endpoints exist on Premium only.
+var effectiveServiceBusSku = privateNetworking ? 'Premium' : serviceBusSku
+var publicNetworkAccess = privateNetworking ? 'Disabled' : 'Enabled'
 
 module identity 'modules/identity.bicep' = {
   name: 'identity'
@@ -164,7 +175,8 @@ module serviceBus 'modules/servicebus.bicep' = {
     name: names.serviceBus
     location: region
     tags: tags
-    sku: serviceBusSku
+    sku: effectiveServiceBusSku
+    publicNetworkAccess: publicNetworkAccess
     premiumCapacity: serviceBusPremiumCapacity
     duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
     maxDeliveryCount: maxDeliveryCount
@@ -180,6 +192,7 @@ module cosmos 'modules/cosmos.bicep' = {
     databaseName: cosmosDatabaseName
     capacityMode: cosmosCapacityMode
     autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+    publicNetworkAccess: publicNetworkAccess
   }
 }
 
@@ -190,6 +203,20 @@ module storage 'modules/storage.bicep' = {
     location: region
     tags: tags
     deploymentContainerName: deploymentContainerName
+    publicNetworkAccess: publicNetworkAccess
+  }
+}
+
+module network 'modules/network.bicep' = if (privateNetworking) {
+  name: 'network'
+  params: {
+    namePrefix: '${prefix}-${suffix}'
+    location: region
+    tags: tags
+    addressPrefix: vnetAddressPrefix
+    serviceBusNamespaceId: serviceBus.outputs.id
+    cosmosAccountId: cosmos.outputs.id
+    storageAccountId: storage.outputs.id
   }
 }
 
@@ -260,6 +287,7 @@ module functionApp 'modules/functionapp.bicep' = {
     retryMaxAttempts: retryMaxAttempts
     reviewTimeoutMinutes: reviewTimeoutMinutes
     duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
+    virtualNetworkSubnetId: privateNetworking ? network!.outputs.appSubnetId : ''
   }
 }
 

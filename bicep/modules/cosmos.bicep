@@ -2,6 +2,13 @@
 
 param accountName string
 param location string
+
+@description('Disabled when main.bicep privateNetworking is on: reached through a private endpoint only.')
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+param publicNetworkAccess string = 'Enabled'
 param tags object = {}
 param databaseName string
 
@@ -42,7 +49,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     // Databases and containers change only through ARM (this file), never from a data-plane client.
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
   }
 }
 

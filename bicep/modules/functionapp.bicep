@@ -44,6 +44,9 @@ param reviewTimeoutMinutes int
 @description('The queues\' duplicate-detection window, which replay reads from this setting (no Manage right needed).')
 param duplicateDetectionHistoryTimeWindow string
 
+@description('Subnet (delegated to Microsoft.App/environments) for VNet integration; empty for none.')
+param virtualNetworkSubnetId string = ''
+
 resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: appInsightsName
 }
@@ -78,6 +81,7 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     functionAppConfig: {
       deployment: {
         storage: {
@@ -200,6 +204,25 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
         }
       ]
     }
+  }
+}
+
+// Basic publishing credentials (user name and password for FTP and for the SCM site) off: deploys
+// authenticate with Microsoft Entra ID (azd, `func azure functionapp publish` on Flex Consumption
+// and `az functionapp deployment` all do).
+resource ftpCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-11-01' = {
+  parent: site
+  name: 'ftp'
+  properties: {
+    allow: false
+  }
+}
+
+resource scmCredentials 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-11-01' = {
+  parent: site
+  name: 'scm'
+  properties: {
+    allow: false
   }
 }
 

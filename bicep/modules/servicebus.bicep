@@ -3,6 +3,13 @@
 
 param name string
 param location string
+
+@description('Disabled when main.bicep privateNetworking is on: reached through a private endpoint only.')
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+param publicNetworkAccess string = 'Enabled'
 param tags object = {}
 
 // Both tiers support sessions and duplicate detection; Premium gives isolated capacity.
@@ -46,7 +53,7 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
     // Entra ID only: no SAS keys can be used, so none need guarding or rotating.
     disableLocalAuth: true
     minimumTlsVersion: '1.2'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     // A Premium namespace with more than one partition partitions every entity, which the batched
     // multi-session sends to order-transactions cannot use. Standard ignores the setting.
     premiumMessagingPartitions: sku == 'Premium' ? 1 : null

@@ -4,6 +4,13 @@
 
 param name string
 param location string
+
+@description('Disabled when main.bicep privateNetworking is on: reached through a private endpoint only.')
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+param publicNetworkAccess string = 'Enabled'
 param tags object = {}
 param deploymentContainerName string
 
@@ -29,7 +36,7 @@ resource account 'Microsoft.Storage/storageAccounts@2024-01-01' = {
     allowBlobPublicAccess: false
     minimumTlsVersion: 'TLS1_2'
     supportsHttpsTrafficOnly: true
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
   }
 }
 

@@ -406,6 +406,46 @@ function checkNodeRuntime(files: readonly BicepFile[], engines: string): string[
       ];
 }
 
+/** (g) FTP and SCM basic publishing credentials are off on the Function App. */
+function checkBasicPublishingOff(files: readonly BicepFile[]): string[] {
+  const policies = declared(files, 'Microsoft.Web/sites/basicPublishingCredentialsPolicies');
+  const problems: string[] = [];
+  for (const name of ['ftp', 'scm']) {
+    const policy = policies.find((block) => literalProperty(block.body, 'name') === name);
+    if (policy === undefined) problems.push(`no basicPublishingCredentialsPolicies '${name}'`);
+    else if (booleanProperty(policy.body, 'allow') !== false)
+      problems.push(`basic publishing credentials '${name}' are allowed`);
+  }
+  return problems;
+}
+
+/** (h) Public network access follows the private-networking switch; every data service has an endpoint. */
+function checkPrivateNetworking(files: readonly BicepFile[]): string[] {
+  const problems: string[] = [];
+  for (const type of [
+    'Microsoft.ServiceBus/namespaces',
+    'Microsoft.DocumentDB/databaseAccounts',
+    'Microsoft.Storage/storageAccounts',
+  ]) {
+    for (const block of declared(files, type)) {
+      if (property(block.body, 'publicNetworkAccess') !== 'publicNetworkAccess') {
+        problems.push(
+          `${type} ${block.symbol}: publicNetworkAccess is not the parameter that private networking turns off`,
+        );
+      }
+    }
+  }
+  const network = files.find((file) => file.path.endsWith(join('modules', 'network.bicep')));
+  const groups =
+    network === undefined
+      ? []
+      : [...stripComments(network.text).matchAll(/groupId:\s*'([^']+)'/g)].map((m) => m[1]);
+  for (const group of ['namespace', 'Sql', 'blob', 'queue', 'table']) {
+    if (!groups.includes(group)) problems.push(`no private endpoint for sub-resource ${group}`);
+  }
+  return problems;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function readBicepFiles(dir: string): BicepFile[] {
@@ -492,6 +532,14 @@ describe('the Bicep agrees with the code', () => {
 
   it('(e) local.settings.sample.json names the same settings', () => {
     expect(checkLocalSettings(LOCAL_SAMPLE, SETTING_NAMES)).toEqual([]);
+  });
+
+  it('(g) disables FTP and SCM basic publishing credentials', () => {
+    expect(checkBasicPublishingOff(TEMPLATES)).toEqual([]);
+  });
+
+  it('(h) can turn public network access off, with private endpoints for Service Bus, Cosmos DB and Storage', () => {
+    expect(checkPrivateNetworking(TEMPLATES)).toEqual([]);
   });
 
   it('(f) deploys Node 22, a version package.json engines accepts', () => {
@@ -686,5 +734,25 @@ describe('each check fails when one side changes', () => {
       `the Function App runs Node 18; package.json engines (${ENGINES}) accepts 20, 22`,
     ]);
     expect(checkNodeRuntime(TEMPLATES, '^20.19.0')).toHaveLength(1);
+  });
+
+  it('(g) basic publishing credentials left on', () => {
+    const scmOn = edit(TEMPLATES, functionApp, (text) =>
+      replaceAfter(text, "name: 'scm'", 'allow: false', 'allow: true'),
+    );
+    expect(checkBasicPublishingOff(scmOn)).toEqual(["basic publishing credentials 'scm' are allowed"]);
+  });
+
+  it('(h) public network access hard-wired on, or an endpoint missing', () => {
+    const cosmosPublic = edit(TEMPLATES, cosmos, (text) =>
+      text.replace('publicNetworkAccess: publicNetworkAccess', "publicNetworkAccess: 'Enabled'"),
+    );
+    expect(checkPrivateNetworking(cosmosPublic)).toEqual([
+      'Microsoft.DocumentDB/databaseAccounts account: publicNetworkAccess is not the parameter that private networking turns off',
+    ]);
+    const noTable = edit(TEMPLATES, 'modules/network.bicep', (text) =>
+      text.replace("groupId: 'table'", "groupId: 'file'"),
+    );
+    expect(checkPrivateNetworking(noTable)).toEqual(['no private endpoint for sub-resource table']);
   });
 });

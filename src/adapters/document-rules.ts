@@ -2,6 +2,7 @@
  * Rules both document stores apply the same way, so the embedded container and the Cosmos adapter
  * accept, reject and return exactly the same things (the contract suite holds them to it).
  */
+import { compareText } from '../domain/compare';
 import { PermanentError } from '../domain/errors';
 import { MAX_BATCH_OPERATIONS } from '../services/ports';
 import type { BatchOperation, Document, Stored } from '../services/ports';
@@ -110,11 +111,6 @@ export function withoutServiceFields(resource: Readonly<Record<string, unknown>>
     if (!SERVICE_FIELDS.has(key)) document[key] = value;
   }
   return document as Document;
-}
-
-/** Code-unit order rather than locale order, so every machine sorts alike. */
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Query results come back by partition key, then id: deterministic whatever order the store used. */

@@ -4,6 +4,7 @@
  * Stock lives in its own container (partition `/sku`): a reservation spans partitions, so it cannot
  * be one transaction; each sku's hold is keyed by order instead, which makes every write repeatable.
  */
+import { compareText } from '../domain/compare';
 import { PermanentError, TransientError } from '../domain/errors';
 import { StepFailedError } from '../domain/saga';
 import type { Carrier, Downstream, OrderLineInput } from '../services/fulfillment/ports';
@@ -52,7 +53,7 @@ interface ShipmentDocument extends Document {
 function quantities(lines: readonly OrderLineInput[]): Map<string, number> {
   const bySku = new Map<string, number>();
   for (const line of lines) bySku.set(line.sku, (bySku.get(line.sku) ?? 0) + line.quantity);
-  return new Map([...bySku].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return new Map([...bySku].sort(([a], [b]) => compareText(a, b)));
 }
 
 export function createBuiltInDownstream(options: DownstreamOptions): Downstream {

@@ -20,7 +20,7 @@ import { ledgerProcessor, SERVICE_BUS_CONNECTION } from '../functions/ledger-pro
 import { QUEUE } from '../services/queues';
 import type { Document, DocumentContainer } from '../services/ports';
 import { createEmbeddedBroker, type EmbeddedBroker } from '../embedded/broker/broker';
-import type { LedgerInput } from '../embedded/app';
+import { createAppQueues, sendLedger, type LedgerInput } from '../embedded/queues';
 import { faultRandom } from '../embedded/faults';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from '../embedded/functions-host';
 import { registerAndCapture } from '../embedded/worker/register';
@@ -154,14 +154,13 @@ export interface NaivePipeline {
 
 /** The real ledger processor in front of the naive consumer, on the embedded broker, store and host. */
 export function createNaivePipeline(options: NaivePipelineOptions): NaivePipeline {
-  const queueOptions = { lockDurationMs: options.lockDurationMs, duplicateDetection: true };
+  const queueOptions = { lockDurationMs: options.lockDurationMs };
   const broker = createEmbeddedBroker({
     random: faultRandom(options.seed, 'duplicate'),
     faults: { duplicate: options.duplicate },
   });
-  broker.createQueue(QUEUE.ledger, { requiresSession: true, ...queueOptions });
-  broker.createQueue(QUEUE.orderTransactions, { requiresSession: false, ...queueOptions });
-  broker.createQueue(QUEUE.parked, { requiresSession: false, ...queueOptions });
+  // The naive designs consume order-transactions without sessions: competing consumers.
+  createAppQueues(broker, queueOptions, { [QUEUE.orderTransactions]: { requiresSession: false } });
 
   const store = createEmbeddedStore({ latencyMs: options.storeLatencyMs, wait: options.storeWait });
   const orders = store.container(NAIVE_CONTAINER, '/orderId');
@@ -188,13 +187,7 @@ export function createNaivePipeline(options: NaivePipelineOptions): NaivePipelin
     orders,
     host,
     telemetry,
-    async sendLedger(messages) {
-      for (const message of messages) {
-        await broker.send(QUEUE.ledger, [
-          { messageId: message.messageId, sessionId: message.sessionId, body: message.body },
-        ]);
-      }
-    },
+    sendLedger: (messages) => sendLedger(broker, messages),
     drain: () => host.whenIdle(),
     async stop() {
       await host.stop();

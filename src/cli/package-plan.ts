@@ -8,6 +8,7 @@
  * the wildcard lines of `.funcignore` (Azure/azure-functions-core-tools#2701), so the package is
  * staged in a folder of its own rather than filtered at publish time.
  */
+import { compareText } from '../domain/compare';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
 
@@ -126,5 +127,5 @@ export function planPackage({ root }: PlanInput): PackageEntry[] {
       entries.push({ name: toPosix(relative(root, file)), from: file });
     }
   }
-  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return entries.sort((a, b) => compareText(a.name, b.name));
 }

@@ -3,6 +3,7 @@
  * counts by status and the first that need attention), the parked messages by reason, and the
  * account of the input's entries, with where the full report is.
  */
+import { compareText } from '../domain/compare';
 import type { Report, ReportOrder } from '../embedded/report';
 import { MAX_CELL_WIDTH, textTable } from './text-table';
 
@@ -34,7 +35,7 @@ const natural = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' 
 
 /** O-2 before O-10: ids compared as a person reads them, ties broken by code unit order. */
 export function naturalCompare(a: string, b: string): number {
-  return natural.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
+  return natural.compare(a, b) || compareText(a, b);
 }
 
 /** Why an order needs a person's look, or undefined when it ended as it should. */

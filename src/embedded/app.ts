@@ -41,12 +41,9 @@ import {
 } from './outages';
 import { HANDLER_BACKOFF, type Backoff, type BackoffPolicy } from '../services/backoff';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
+import { createAppQueues, sendLedger, type LedgerInput } from './queues';
 
-export interface LedgerInput {
-  messageId: string;
-  sessionId: string;
-  body: unknown;
-}
+export type { LedgerInput };
 
 export interface EmbeddedAppOptions {
   seed?: number;
@@ -137,13 +134,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     random: faultRandom(seed, 'duplicate'),
     faults: { duplicate: faults.duplicate },
   });
-  broker.createQueue(QUEUE.ledger, { requiresSession: true, duplicateDetection: true, ...queueOptions });
-  broker.createQueue(QUEUE.orderTransactions, {
-    requiresSession: true,
-    duplicateDetection: true,
-    ...queueOptions,
-  });
-  broker.createQueue(QUEUE.parked, { requiresSession: false, duplicateDetection: true, ...queueOptions });
+  createAppQueues(broker, queueOptions);
 
   const store = createEmbeddedStore({
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
@@ -255,13 +246,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     durable,
     submitted,
     outages,
-    async sendLedger(messages) {
-      for (const message of messages) {
-        await broker.send(QUEUE.ledger, [
-          { messageId: message.messageId, sessionId: message.sessionId, body: message.body },
-        ]);
-      }
-    },
+    sendLedger: (messages) => sendLedger(broker, messages),
     drain,
     async report() {
       const documents = await orders.query<OrderDocument>({ where: { kind: 'order' } });

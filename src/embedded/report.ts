@@ -1,8 +1,9 @@
 /** The run report of CONTRACTS 3, built from what the embedded store and broker hold at the end. */
+import { compareText } from '../domain/compare';
 import { waitingFor, type OrderLine } from '../domain/order';
 import type { SagaStatus } from '../domain/saga';
 import type { OrderDocument } from '../services/order-documents';
-import { PARK_PROPERTY } from '../services/queues';
+import { parkInfoOf } from '../services/operations/held-messages';
 import type { ApplicationProperties } from '../services/ports';
 
 export interface ReportOrder {
@@ -56,10 +57,6 @@ export interface ParkedMessageView {
   applicationProperties: ApplicationProperties;
 }
 
-function text(value: string | number | boolean | undefined): string | null {
-  return value === undefined ? null : String(value);
-}
-
 export function reportOrder(
   document: OrderDocument,
   saga: { status: SagaStatus; reason: string | null } | null,
@@ -82,34 +79,26 @@ export function reportOrder(
   };
 }
 
+/** A parked message as the report lists it, read by the one decoder of park records (held-messages). */
 export function reportParked(message: ParkedMessageView): ReportParked {
-  const properties = message.applicationProperties;
+  const park = parkInfoOf(message.applicationProperties);
   return {
-    queue: text(properties[PARK_PROPERTY.queue]) ?? 'unknown',
+    queue: park.fromQueue ?? 'unknown',
     messageId: message.messageId,
-    sessionId: text(properties[PARK_PROPERTY.sessionId]),
-    transactionId: text(properties[PARK_PROPERTY.transactionId]),
-    reason: text(properties[PARK_PROPERTY.reason]) ?? 'unknown',
-    description: text(properties[PARK_PROPERTY.description]) ?? '',
+    sessionId: park.fromSessionId,
+    transactionId: park.transactionId,
+    reason: park.reason,
+    description: park.description,
   };
 }
 
 const byOrderId = (a: { orderId: string }, b: { orderId: string }): number =>
-  a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0;
+  compareText(a.orderId, b.orderId);
 
 const byMessageId = (
   a: { queue: string; messageId: string },
   b: { queue: string; messageId: string },
-): number =>
-  a.queue === b.queue
-    ? a.messageId < b.messageId
-      ? -1
-      : a.messageId > b.messageId
-        ? 1
-        : 0
-    : a.queue < b.queue
-      ? -1
-      : 1;
+): number => compareText(a.queue, b.queue) || compareText(a.messageId, b.messageId);
 
 /** Sorted so that two runs of the same input compare equal whatever the arrival order was. */
 export function buildReport(parts: {

@@ -3,59 +3,8 @@
  * and skips registration, so the registrations are observed by spying on `app.*` / `df.app.*`.
  * Nothing here reaches the network: clients connect lazily, on first use.
  */
-import type { app } from '@azure/functions';
 import { ConfigurationError } from '../../src/domain/errors';
-
-const SETTINGS = {
-  ServiceBusConnection__fullyQualifiedNamespace: 'orders-test.servicebus.windows.net',
-  CosmosDb__accountEndpoint: 'https://orders-test.documents.azure.com:443/',
-};
-
-interface Registrations {
-  serviceBus: jest.SpyInstance<void, Parameters<typeof app.serviceBusQueue>>;
-  http: jest.SpyInstance<void, Parameters<typeof app.http>>;
-  orchestrations: string[];
-  activities: string[];
-}
-
-/** Loads the entry in a fresh module registry, with the registrations observed in that registry. */
-function loadEntry(env: Record<string, string>): Registrations {
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    let registrations: Registrations | undefined;
-    jest.isolateModules(() => {
-      const functions = require('@azure/functions') as typeof import('@azure/functions');
-      const durable = require('durable-functions') as typeof import('durable-functions');
-      const orchestrations: string[] = [];
-      const activities: string[] = [];
-      jest.spyOn(durable.app, 'orchestration').mockImplementation((name) => {
-        orchestrations.push(name);
-        return () => {
-          throw new Error('not called');
-        };
-      });
-      jest.spyOn(durable.app, 'activity').mockImplementation((name) => {
-        activities.push(name);
-        return () => {
-          throw new Error('not called');
-        };
-      });
-      registrations = {
-        serviceBus: jest.spyOn(functions.app, 'serviceBusQueue').mockImplementation(() => undefined),
-        http: jest.spyOn(functions.app, 'http').mockImplementation(() => undefined),
-        orchestrations,
-        activities,
-      };
-      require('../../src/functions/index');
-    });
-    if (registrations === undefined) throw new Error('entry not loaded');
-    return registrations;
-  } finally {
-    for (const key of Object.keys(env)) delete process.env[key];
-    Object.assign(process.env, saved);
-  }
-}
+import { loadEntry, SETTINGS } from '../support/azure-entry';
 
 describe('src/functions/index.ts', () => {
   it('registers every function once, with the trigger options of CONTRACTS 1 and the durable client', () => {

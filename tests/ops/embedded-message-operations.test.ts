@@ -4,18 +4,13 @@
  */
 import { PermanentError, TransientError } from '../../src/domain/errors';
 import { createEmbeddedBroker, type EmbeddedBroker } from '../../src/embedded/broker/broker';
+import { createAppQueues } from '../../src/embedded/queues';
 import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
 import { parkedMessage } from '../../src/services/convoy/parking';
 
 function brokerWithAppQueues(now: () => number): EmbeddedBroker {
   const broker = createEmbeddedBroker({ now });
-  broker.createQueue('ledger', { requiresSession: true, duplicateDetection: true });
-  broker.createQueue('order-transactions', {
-    requiresSession: true,
-    duplicateDetection: true,
-    maxDeliveryCount: 1,
-  });
-  broker.createQueue('parked', { duplicateDetection: true });
+  createAppQueues(broker, {}, { 'order-transactions': { maxDeliveryCount: 1 } });
   return broker;
 }
 

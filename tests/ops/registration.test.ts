@@ -4,36 +4,10 @@
  * nothing reaches the network, as the clients connect on first use.
  */
 import type { app } from '@azure/functions';
+import { loadEntry, SETTINGS } from '../support/azure-entry';
 
-type HttpCall = Parameters<typeof app.http>;
-
-function httpRegistrations(): HttpCall[] {
-  const env = {
-    ServiceBusConnection__fullyQualifiedNamespace: 'orders-test.servicebus.windows.net',
-    CosmosDb__accountEndpoint: 'https://orders-test.documents.azure.com:443/',
-  };
-  const saved = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    let calls: HttpCall[] = [];
-    jest.isolateModules(() => {
-      const functions = require('@azure/functions') as typeof import('@azure/functions');
-      const durable = require('durable-functions') as typeof import('durable-functions');
-      const unused = (): never => {
-        throw new Error('not called');
-      };
-      jest.spyOn(durable.app, 'orchestration').mockImplementation(() => unused);
-      jest.spyOn(durable.app, 'activity').mockImplementation(() => unused);
-      jest.spyOn(functions.app, 'serviceBusQueue').mockImplementation(() => undefined);
-      const http = jest.spyOn(functions.app, 'http').mockImplementation(() => undefined);
-      require('../../src/functions/index');
-      calls = http.mock.calls;
-    });
-    return calls;
-  } finally {
-    for (const key of Object.keys(env)) delete process.env[key];
-    Object.assign(process.env, saved);
-  }
+function httpRegistrations(): Parameters<typeof app.http>[] {
+  return loadEntry(SETTINGS).http.mock.calls;
 }
 
 describe('src/functions/index.ts: operations', () => {

@@ -4,6 +4,7 @@
  */
 import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
 import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
+import { createAppQueues } from '../../src/embedded/queues';
 import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
 import { parkedMessage } from '../../src/services/convoy/parking';
@@ -16,13 +17,14 @@ describe('replay: duplicate detection guard', () => {
     let t = 1_700_000_000_000;
     const now = (): number => t;
     const broker = createEmbeddedBroker({ now });
-    broker.createQueue('ledger', { requiresSession: true, duplicateDetection: true });
-    broker.createQueue('order-transactions', {
-      requiresSession: true,
-      duplicateDetection: true,
-      duplicateDetectionWindowMs: MINUTE,
-    });
-    broker.createQueue('parked', { duplicateDetection: true, duplicateDetectionWindowMs: 10 * MINUTE });
+    createAppQueues(
+      broker,
+      {},
+      {
+        'order-transactions': { duplicateDetectionWindowMs: MINUTE },
+        parked: { duplicateDetectionWindowMs: 10 * MINUTE },
+      },
+    );
     const orders = createEmbeddedStore({ now }).container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
     const deps: ReplayDeps = { operations: createEmbeddedOperations(broker), orders, now };
 

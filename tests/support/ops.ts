@@ -6,9 +6,8 @@ import { createEmbeddedApp, type EmbeddedApp, type EmbeddedAppOptions } from '..
 import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
 import type { MessageOperations, ParkedMessage } from '../../src/services/operations/ports';
 import type { ReplayDeps } from '../../src/services/operations/replay';
+import { quiet } from './e2e';
 import type { LedgerInput } from '../../src/embedded/app';
-
-export const quiet = (): void => {};
 
 /**
  * Only `Date` is faked, moving with real time, so every timer and the host run as usual while a

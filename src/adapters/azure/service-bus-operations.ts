@@ -9,6 +9,7 @@
  * a message passed over often enough moves to parked's own dead-letter queue, where `dlq replay
  * parked` puts it back. The scan is bounded for that reason.
  */
+import { compareText } from '../../domain/compare';
 import type { TokenCredential } from '@azure/identity';
 import {
   ServiceBusAdministrationClient,
@@ -355,7 +356,7 @@ export function createServiceBusOperations<M extends ReceivedLike>(
         deadLetteredMessages: runtime.deadLetterMessageCount,
         sessions: [...pending]
           .map(([sessionId, count]) => ({ sessionId, pending: count }))
-          .sort((a, b) => b.pending - a.pending || (a.sessionId < b.sessionId ? -1 : 1)),
+          .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId)),
         truncated,
       };
     },

@@ -2,6 +2,7 @@
  * MessageOperations on the embedded broker: what an operator does on Azure, done to the broker that
  * runs inside the embedded app (and the tests).
  */
+import { compareText } from '../../domain/compare';
 import { PermanentError } from '../../domain/errors';
 import { parkInfoOf, replayTargetOf } from '../../services/operations/held-messages';
 import type {
@@ -133,7 +134,7 @@ export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperati
             .sessions(queue)
             .filter((session) => session.pending > 0)
             .map(({ sessionId, pending }) => ({ sessionId, pending }))
-            .sort((a, b) => b.pending - a.pending || (a.sessionId < b.sessionId ? -1 : 1))
+            .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId))
         : [];
       return {
         queue,

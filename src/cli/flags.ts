@@ -126,7 +126,10 @@ export function probabilityFlag(flag: string, raw: string): number {
 
 /** `--help`: every flag with its meaning and default, one a line. */
 export function flagHelp(usage: string, specs: readonly FlagSpec[], footer = ''): string {
-  const names = specs.map((spec) => `--${spec.name}${spec.value === undefined ? '' : ` ${spec.value}`}`);
+  const names = specs.map(
+    (spec) =>
+      `${spec.short === undefined ? '' : `-${spec.short}, `}--${spec.name}${spec.value === undefined ? '' : ` ${spec.value}`}`,
+  );
   const width = Math.max(...names.map((name) => name.length));
   const lines = specs.map((spec, index) => {
     const fallback = spec.default === undefined ? '' : ` (default: ${spec.default})`;

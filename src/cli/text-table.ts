@@ -51,8 +51,17 @@ export function safeCell(text: string, max = MAX_CELL_WIDTH): string {
   return STRONG_RTL.test(shown) ? `${FSI}${shown}${PDI}` : shown;
 }
 
-/** `maxCellWidth`: shorten longer cells (a summary); unbounded where an id must be copied whole (ops). */
-export function textTable(rows: readonly string[][], maxCellWidth = Number.POSITIVE_INFINITY): string {
+export type Alignment = 'left' | 'right';
+
+/**
+ * `maxCellWidth`: shorten longer cells (a summary); unbounded where an id must be copied whole (ops).
+ * `align`: each column's alignment; left unless said (the bench right-aligns its numbers).
+ */
+export function textTable(
+  rows: readonly string[][],
+  maxCellWidth = Number.POSITIVE_INFINITY,
+  align: (column: number) => Alignment = () => 'left',
+): string {
   // The last column is never shortened: nothing comes after it to push out of line.
   const cells = rows.map((row) =>
     row.map((cell, column) =>
@@ -63,7 +72,10 @@ export function textTable(rows: readonly string[][], maxCellWidth = Number.POSIT
   return cells
     .map((row) =>
       row
-        .map((cell, column) => cell + ' '.repeat(widths[column] - displayWidth(cell)))
+        .map((cell, column) => {
+          const padding = ' '.repeat(widths[column] - displayWidth(cell));
+          return align(column) === 'right' ? padding + cell : cell + padding;
+        })
         .join('  ')
         .trimEnd(),
     )

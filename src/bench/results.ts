@@ -1,0 +1,134 @@
+/** What `npm run bench` is asked (its options and defaults) and what it answers (rows, targets). */
+
+export interface BenchOptions {
+  /** Simulated store round-trip latency, ms. */
+  latencyMs: number;
+  orders: number;
+  entriesPerOrder: number;
+  /** Entries per ledger message. */
+  batchSize: number;
+  /** Orders open at once in the generated ledger. */
+  activeOrders: number;
+  seed: number;
+  /** Probability of the broker's `duplicate` fault, the same for every design. */
+  duplicate: number;
+  /** maxConcurrentSessions of each convoy run. */
+  sessions: number[];
+  /** Competing calls of the naive design without sessions. */
+  competingCalls: number;
+  /** maxConcurrentSessions of the zero-latency convoy run; 0 skips it. */
+  zeroLatencySessions: number;
+  /** Runs the naive designs too (`--no-naive`: the convoy only). */
+  naive: boolean;
+  /** host.json `sessionIdleTimeout` of every run: how long a pump keeps an empty session. */
+  sessionIdleTimeoutMs: number;
+  /** Long enough that no lock expires during a run: the bench injects no crash. */
+  lockDurationMs: number;
+  /** Orders of unreported warm-up runs (see `warmUp`), so that no measured run pays for JIT warm-up; 0: none. */
+  warmupOrders: number;
+  /**
+   * What a simulated round trip waits on: `network`, a worker thread that wakes when the wait is
+   * due, as a response arrives (see network-clock.ts); `timer`, `setTimeout`, which ends a wait
+   * up to a millisecond late and ends all waits begun in one millisecond together.
+   */
+  latencyClock: LatencyClock;
+}
+
+export type LatencyClock = 'network' | 'timer';
+
+export const BENCH_DEFAULTS: BenchOptions = {
+  latencyMs: 2,
+  orders: 2000,
+  entriesPerOrder: 10,
+  batchSize: 100,
+  activeOrders: 200,
+  seed: 1,
+  duplicate: 0.05,
+  sessions: [1, 4, 16, 64],
+  competingCalls: 16,
+  zeroLatencySessions: 16,
+  naive: true,
+  sessionIdleTimeoutMs: 0,
+  lockDurationMs: 30_000,
+  warmupOrders: 200,
+  latencyClock: 'network',
+};
+
+export type Design = 'one consumer' | 'competing consumers' | 'convoy';
+
+export interface BenchRow {
+  design: Design;
+  /** Sessions for the convoy, concurrent calls for the naive designs. */
+  concurrency: number;
+  latencyMs: number;
+  /** Distinct entries applied. */
+  messages: number;
+  /** Deliveries on `order-transactions`: first deliveries and duplicates. */
+  deliveries: number;
+  /** First ledger send to the last entry applied (order committed). */
+  seconds: number;
+  messagesPerSecond: number;
+  latencyMs50: number;
+  latencyMs99: number;
+  /** min(concurrency, orders with work) / (store round trips per message x latency); null at zero latency. */
+  idealMessagesPerSecond: number | null;
+  efficiency: number | null;
+  storeRoundTrips: {
+    /** Calls the bench counted on the consumer's container; `storeCounter` is the store's own count of them. */
+    total: number;
+    storeCounter: number;
+    /** Mean time a store call took, as the consumer saw it: the simulated latency, timer granularity and waiting for the CPU. */
+    meanMs: number;
+    perMessage: number;
+    firstDeliveries: number;
+    perFirstDelivery: number;
+    duplicates: number;
+    perDuplicate: number | null;
+  };
+  sendCalls: {
+    orderTransactions: number;
+    ledgerMessages: number;
+    ledgerDeliveries: number;
+    perLedgerMessage: number;
+    perLedgerDelivery: number;
+    minimumPerLedgerMessage: number;
+  };
+  /** Entries applied while their predecessor was not (in the state the consumer applied them to). */
+  orderingViolations: number;
+  /** Applications beyond the first of one entry. */
+  doubleEffects: number;
+  /** Orders whose document at the end differs from the domain's reference (lost, doubled or misordered lines). */
+  ordersWrong: number;
+  ordersChecked: number;
+  cpuMicrosPerMessage: number;
+  /** CPU time / wall time of the run; over 1 when V8's helper threads (GC) use another core. */
+  cpuBusy: number;
+  lockExpired: number;
+  hostWarnings: number;
+}
+
+export interface BenchTarget {
+  target: string;
+  pass: boolean;
+  detail: string;
+}
+
+export interface BenchResult {
+  options: BenchOptions;
+  environment: {
+    node: string;
+    nodeFlags: string;
+    cpu: string;
+    cores: number;
+    /** How early the network clock's worker wakes (calibrated at start); null with the timer clock. */
+    clockLeadMs: number | null;
+  };
+  workload: {
+    orders: number;
+    entries: number;
+    ledgerMessages: number;
+    minimumSendCallsPerLedgerMessage: number;
+  };
+  rows: BenchRow[];
+  targets: BenchTarget[];
+}

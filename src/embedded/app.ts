@@ -37,6 +37,7 @@ import {
   withSendOutage,
   withStartOutage,
   withStoreOutage,
+  type AppClock,
   type Outage,
 } from './outages';
 import { HANDLER_BACKOFF, type Backoff, type BackoffPolicy } from '../services/backoff';
@@ -100,6 +101,8 @@ export interface EmbeddedApp {
   submitted: string[];
   /** The outages asked for (`storeOutage`, `sendOutage`, `durableOutage`), to see when each was down. */
   outages: Outage[];
+  /** The convoy's clock: the outages' windows and the handlers' backoff run on it. */
+  convoyClock: AppClock;
   /** Sends ledger messages as a producer would, one send per message. */
   sendLedger(messages: readonly LedgerInput[]): Promise<void>;
   /** Resolves when every queue is drained, held-back sends included, and every saga is finished or waits for a person. */
@@ -246,6 +249,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     durable,
     submitted,
     outages,
+    convoyClock,
     sendLedger: (messages) => sendLedger(broker, messages),
     drain,
     async report() {

@@ -1,6 +1,7 @@
 /** The documents of one order's partition (`/orderId`) in the `orders` container. */
 import { PermanentError } from '../domain/errors';
 import type { OrderState } from '../domain/order';
+import { entryMessageId } from '../domain/digest';
 import type { Document, FulfillmentInput } from './ports';
 import type { ParkRequest } from './convoy/parking';
 
@@ -8,14 +9,38 @@ export const ORDERS_CONTAINER = 'orders';
 export const ORDERS_PARTITION_KEY_PATH = '/orderId';
 
 /**
- * Effects of the write that stored this document, carried out after it commits. Should the
- * process die before they are done, the redelivered message finds them here and does them again;
- * both effects are idempotent (the parked queue detects duplicates, a saga starts once).
+ * Effects of the order's writes not yet known done: the parks of rejected entries and the saga
+ * start. A write adds its own to those still pending, never drops one; the consumer does them after
+ * the write commits and removes them, by a second write, once done. So an effect whose dependency
+ * is down stays here through later writes, redeliveries and dead-lettering, and the next delivery on
+ * the order (a later entry, a redelivery, an operator's replay) does it. Both effects are
+ * idempotent: a park keeps its messageId (the parked queue detects duplicates), a saga starts once.
  */
 export interface Outbox {
-  messageId: string;
   parks: ParkRequest[];
   startFulfillment: FulfillmentInput | null;
+}
+
+const parkKey = (park: ParkRequest): string => park.transactionId ?? park.messageId;
+
+/** What is pending after a write that adds `added` to what was pending before it. */
+export function outboxAfter(pending: Outbox | null, added: Outbox): Outbox | null {
+  const known = new Set((pending?.parks ?? []).map(parkKey));
+  const parks = [...(pending?.parks ?? []), ...added.parks.filter((park) => !known.has(parkKey(park)))];
+  const startFulfillment = added.startFulfillment ?? pending?.startFulfillment ?? null;
+  return parks.length > 0 || startFulfillment !== null ? { parks, startFulfillment } : null;
+}
+
+/** What is left pending once the effects in `done` are done. */
+export function outboxWithout(pending: Outbox | null, done: Outbox): Outbox | null {
+  if (pending === null) return null;
+  const finished = new Set(done.parks.map(parkKey));
+  const parks = pending.parks.filter((park) => !finished.has(parkKey(park)));
+  const startFulfillment =
+    done.startFulfillment !== null && pending.startFulfillment?.orderId === done.startFulfillment.orderId
+      ? null
+      : pending.startFulfillment;
+  return parks.length > 0 || startFulfillment !== null ? { parks, startFulfillment } : null;
 }
 
 export interface OrderDocument extends Document, OrderState {
@@ -35,8 +60,14 @@ export interface InboxMarker extends Document {
   outcome: string;
 }
 
-export function inboxMarkerId(consumer: string, messageId: string): string {
-  return `inbox:${consumer}:${messageId}`;
+/**
+ * The marker is keyed on the entry's business identity, its transactionId and digest (both from the
+ * body), not on the messageId it travelled under: a replay or a late re-send under a fresh messageId
+ * is still the same entry. For an entry the ledger processor sent, the key is its messageId
+ * (CONTRACTS 1.1), so markers written before this keying still match.
+ */
+export function inboxMarkerId(consumer: string, transactionId: string, digest: string): string {
+  return `inbox:${consumer}:${entryMessageId(transactionId, digest)}`;
 }
 
 /** What `fulfillOrder` starts with. Only an order whose OrderCreated was applied has one: a customer

@@ -5,6 +5,7 @@
 import { PermanentError, TransientError } from '../../src/domain/errors';
 import { createEmbeddedBroker, type EmbeddedBroker } from '../../src/embedded/broker/broker';
 import { createAppQueues } from '../../src/embedded/queues';
+import { replayMessageId } from '../../src/services/operations/held-messages';
 import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
 import { parkedMessage } from '../../src/services/convoy/parking';
 
@@ -36,6 +37,14 @@ async function parkOne(broker: EmbeddedBroker): Promise<void> {
   receiver.close();
 }
 
+/** A message with this id went through the queue: its duplicate detection remembers the id. */
+async function remembered(broker: EmbeddedBroker, messageId: string, sessionId: string): Promise<void> {
+  await broker.send('order-transactions', [{ messageId, sessionId, body: {} }]);
+  const receiver = broker.acceptNextSession('order-transactions')!;
+  receiver.complete(receiver.receive()!);
+  receiver.close();
+}
+
 describe('embedded operations: replay', () => {
   it('leaves the parked copy where it was when the send fails', async () => {
     let t = 1_000_000;
@@ -60,6 +69,8 @@ describe('embedded operations: replay', () => {
     await parkOne(broker);
     const operations = createEmbeddedOperations(broker);
     const parked = (await operations.findParked('T-1:aa'))!;
+    // The entry's replay travels under a fresh id; a message with that very id came before.
+    await remembered(broker, replayMessageId(parked), 'O-2');
     await expect(operations.replayParked(parked)).rejects.toThrow(PermanentError);
     expect(broker.peek('parked').map((m) => m.messageId)).toEqual(['T-1:aa']);
     expect(broker.peek('order-transactions')).toEqual([]);
@@ -69,11 +80,16 @@ describe('embedded operations: replay', () => {
       delivered: true,
       queue: 'order-transactions',
       sessionId: 'O-2',
-      messageId: 'T-1:aa',
+      messageId: replayMessageId(parked),
     });
     expect(broker.peek('parked')).toEqual([]);
     expect(broker.peek('order-transactions')).toMatchObject([
-      { messageId: 'T-1:aa', sessionId: 'O-2', body: entry, applicationProperties: { transactionId: 'T-1' } },
+      {
+        messageId: replayMessageId(parked),
+        sessionId: 'O-2',
+        body: entry,
+        applicationProperties: { transactionId: 'T-1' },
+      },
     ]);
     // The copy is gone: a second replay of the same listing finds nothing to send.
     await expect(operations.replayParked(parked)).resolves.toEqual({ delivered: false });
@@ -90,12 +106,15 @@ describe('embedded operations: replay', () => {
     const [dead] = (await operations.listDeadLettered('order-transactions')).messages;
     expect(dead).toMatchObject({ messageId: 'T-9:bb', sessionId: 'O-9', deliveryCount: 1 });
 
+    await remembered(broker, replayMessageId(dead), 'O-9');
     await expect(operations.replayDeadLettered(dead)).rejects.toThrow(PermanentError);
     expect(broker.deadLetters('order-transactions')).toHaveLength(1);
     t += 11 * 60_000;
     await expect(operations.replayDeadLettered(dead)).resolves.toMatchObject({ delivered: true });
     expect(broker.deadLetters('order-transactions')).toEqual([]);
-    expect(broker.peek('order-transactions')).toMatchObject([{ messageId: 'T-9:bb', deliveryCount: 0 }]);
+    expect(broker.peek('order-transactions')).toMatchObject([
+      { messageId: replayMessageId(dead), deliveryCount: 0 },
+    ]);
     await expect(operations.replayDeadLettered(dead)).resolves.toEqual({ delivered: false });
   });
 });

@@ -53,7 +53,7 @@ describe('replayTargetOf a parked message', () => {
       ok: true,
       queue: 'order-transactions',
       message: {
-        messageId: 'T-1:0123456789abcdef',
+        messageId: 'replay-p7:T-1:0123456789abcdef',
         sessionId: 'O-2',
         body: entryBody,
         correlationId: 'corr-1',
@@ -142,12 +142,12 @@ describe('replayTargetOf a dead-lettered message', () => {
     deadLetterDescription: 'too many',
   };
 
-  it('goes back into the queue it died in, same session, subject kept', () => {
+  it('goes back into the queue it died in, same session, subject kept, under a fresh id', () => {
     expect(replayTargetOf(dead)).toEqual({
       ok: true,
       queue: 'order-transactions',
       message: {
-        messageId: 'T-5:aa',
+        messageId: 'replay-d12:T-5:aa',
         sessionId: 'O-5',
         body: entryBody,
         subject: 'OrderDeleted',

@@ -80,7 +80,11 @@ describe('npm run ops', () => {
     expect(forced).toMatchObject({ code: 0, stderr: '' });
     expect(forced.stdout).toContain(`replayed ${id} into order-transactions (session O-B), forced`);
     await world.app.drain();
-    expect(await parkedReasons(world.operations)).toEqual({ [id]: 'misrouted', 'B-X': 'invalid' });
+    // Parked again under the fresh id its replay travelled with.
+    expect(await parkedReasons(world.operations)).toEqual({
+      [`replay-p2:${id}`]: 'misrouted',
+      'B-X': 'invalid',
+    });
   });
 
   it('shows dead-letter queues and the session backlog', async () => {

@@ -54,24 +54,20 @@ describe('replaying a parked message', () => {
     });
     expect(refused.replayed === false && refused.reason).toContain('as misrouted again');
 
-    // Inside the duplicate detection window even force is refused: the broker would drop the replay.
-    await expect(replayParked(deps, id, { force: true })).resolves.toMatchObject({
-      replayed: false,
-      refusal: 'duplicate-detection',
-    });
-    expect((await operations.findParked(id))?.sequenceNumber).toBe(before.sequenceNumber);
-
-    moveClockPastDuplicateWindow();
+    // Forced, it goes at once, under a fresh id that no duplicate detection can drop.
     const handled = invocations(world, 'orderTransactions');
-    await expect(replayParked(deps, id, { force: true })).resolves.toMatchObject({
+    const replayed = await replayParked(deps, id, { force: true });
+    expect(replayed).toMatchObject({
       replayed: true,
       forced: true,
       queue: 'order-transactions',
       sessionId: 'O-B',
+      sentAs: `replay-p${before.sequenceNumber}:${id}`,
     });
     await app.drain();
     expect(invocations(world, 'orderTransactions')).toBe(handled + 1);
-    const again = (await operations.findParked(id))!;
+    // Parked again, under the id it came back with.
+    const again = (await operations.findParked(replayed.replayed ? replayed.sentAs : id))!;
     expect(again.park).toMatchObject({ reason: 'misrouted', fromSessionId: 'O-B' });
     expect(Number(again.sequenceNumber)).toBeGreaterThan(Number(before.sequenceNumber));
     expect((await operations.listParked()).messages).toHaveLength(1);
@@ -96,25 +92,25 @@ describe('replaying a parked message', () => {
       refusal: 'no-effect',
       prediction: { outcome: 'duplicate' },
     });
-    // The order's last write still holds this one's rejection, which a redelivery repeats.
+    // Its park was done and left the order's outbox: a replay would not repeat it either.
     await expect(replayParked(deps, messageIdOf(second))).resolves.toMatchObject({
       replayed: false,
-      refusal: 'would-park-again',
-      prediction: { outcome: 'parked', reason: 'rejected' },
+      refusal: 'no-effect',
+      prediction: { outcome: 'duplicate' },
     });
 
-    moveClockPastDuplicateWindow();
+    // Forced, each goes back under a fresh id at once, and is counted a duplicate: both are gone.
     const duplicatesBefore = app.telemetry.total('entries.duplicate');
     await expect(replayParked(deps, messageIdOf(first), { force: true })).resolves.toMatchObject({
       replayed: true,
+      sentAs: expect.stringMatching(/^replay-p\d+:T-R1:/),
     });
     await expect(replayParked(deps, messageIdOf(second), { force: true })).resolves.toMatchObject({
       replayed: true,
     });
     await app.drain();
     expect(app.telemetry.total('entries.duplicate')).toBe(duplicatesBefore + 2);
-    // As predicted: the first is gone for good, the second is parked again.
-    expect(await parkedReasons(operations)).toEqual({ [messageIdOf(second)]: 'rejected' });
+    expect(await parkedReasons(operations)).toEqual({});
     expect(await orderOf(world, 'O-R')).toMatchObject({ status: 'pending', appliedSequence: 2, lines: [] });
   });
 
@@ -141,13 +137,14 @@ describe('replaying a parked message', () => {
     expect(refused).toMatchObject({ replayed: false, refusal: 'would-park-again' });
     expect(refused.replayed === false && refused.reason).toContain('already taken by T-S3a');
 
-    moveClockPastDuplicateWindow();
+    const sentAs = `replay-p${(await operations.findParked(id))!.sequenceNumber}:${id}`;
     await expect(replayParked(deps, id, { force: true })).resolves.toMatchObject({
       replayed: true,
       forced: true,
+      sentAs,
     });
     await app.drain();
-    expect(await parkedReasons(operations)).toEqual({ [id]: 'sequence-conflict' });
+    expect(await parkedReasons(operations)).toEqual({ [sentAs]: 'sequence-conflict' });
     expect((await orderOf(world, 'O-S'))?.lines.map((line) => line.transactionId)).toEqual(['T-S2', 'T-S3a']);
   });
 
@@ -270,12 +267,8 @@ describe('replaying a dead-lettered message', () => {
     expect(await orderOf(world, 'O-F')).toBeUndefined();
     expect(await orderOf(world, 'O-G')).toMatchObject({ status: 'open' });
 
+    // Replayed at once, under fresh ids: no duplicate detection window to wait for.
     store.heal();
-    await expect(replayDeadLettered(deps, 'order-transactions', messageIdOf(second))).resolves.toMatchObject({
-      replayed: false,
-      refusal: 'duplicate-detection',
-    });
-    moveClockPastDuplicateWindow();
     // Out of order on purpose: the second waits in the buffer for the first.
     await expect(replayDeadLettered(deps, 'order-transactions', messageIdOf(second))).resolves.toMatchObject({
       replayed: true,

@@ -228,13 +228,13 @@ describe('the Azure replay', () => {
       delivered: true,
       queue: 'order-transactions',
       sessionId: 'O-2',
-      messageId: 'p2',
+      messageId: 'replay-p2:p2',
     });
     expect(calls.sent).toEqual([
       {
         queue: 'order-transactions',
         message: {
-          messageId: 'p2',
+          messageId: 'replay-p2:p2',
           sessionId: 'O-2',
           body: { n: 1 },
           contentType: 'application/json',
@@ -289,7 +289,7 @@ describe('the Azure replay', () => {
     expect(calls.sent).toMatchObject([
       {
         queue: 'order-transactions',
-        message: { messageId: 'd1', sessionId: 'O-4', subject: 'OrderCreated' },
+        message: { messageId: 'replay-d40:d1', sessionId: 'O-4', subject: 'OrderCreated' },
       },
     ]);
     expect(calls.completed).toEqual(['d1']);

@@ -285,7 +285,7 @@ export function createServiceBusOperations<M extends ReceivedLike>(
           delivered: true,
           queue: target.queue,
           sessionId: target.message.sessionId ?? null,
-          messageId: message.messageId,
+          messageId: target.message.messageId,
         };
       }
       return { delivered: false };

@@ -76,7 +76,7 @@ export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperati
       delivered: true,
       queue: target.queue,
       sessionId: target.message.sessionId ?? null,
-      messageId: message.messageId,
+      messageId: target.message.messageId,
     };
   }
 

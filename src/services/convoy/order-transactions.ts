@@ -12,6 +12,8 @@ import type { OrderCache } from './order-cache';
 import {
   fulfillmentInputOf,
   inboxMarkerId,
+  outboxAfter,
+  outboxWithout,
   type InboxMarker,
   type OrderDocument,
   type Outbox,
@@ -79,7 +81,7 @@ export async function processOrderTransaction(
     async write(document, current, attempt) {
       if (attempt.kind !== 'change') throw new Error(`order ${orderId}: only a change is written`);
       const marker: InboxMarker = {
-        id: inboxMarkerId(CONSUMER, message.messageId),
+        id: inboxMarkerId(CONSUMER, entry.transactionId, digest),
         kind: 'inbox',
         orderId,
         consumer: CONSUMER,
@@ -130,29 +132,33 @@ export async function processOrderTransaction(
       );
       if (decision.kind !== 'change')
         return { next: undefined, result: { kind: 'settled', decision, current } };
-      const document = orderDocument(decision, current?.document.correlationId ?? correlationId, message);
+      const document = orderDocument(
+        decision,
+        current?.document.correlationId ?? correlationId,
+        current?.document.outbox ?? null,
+      );
       return { next: document, result: { kind: 'change', decision, document } };
     },
     { code: 'order-contention', subject: `order ${orderId}` },
   );
 
   if (attempt.kind === 'committed-before') {
-    // This very message was committed by an earlier delivery: a duplicate, whatever the cache said.
-    await redoOutbox(deps, await reload(deps, orderId), message.messageId);
+    // This very entry was committed by an earlier delivery: a duplicate, whatever the cache said.
+    await settleOutbox(deps, orderId, (await reload(deps, orderId))?.document.outbox ?? null);
     deps.telemetry.metric('entries.duplicate', 1, properties);
     return { kind: 'duplicate', orderId };
   }
   if (attempt.kind === 'settled') {
     const { decision } = attempt;
     if (decision.kind === 'duplicate') {
-      await redoOutbox(deps, attempt.current, message.messageId);
+      await settleOutbox(deps, orderId, attempt.current?.document.outbox ?? null);
       deps.telemetry.metric('entries.duplicate', 1, properties);
       return { kind: 'duplicate', orderId };
     }
     await park(deps, [parkRequest(message, decision.reason, decision.description, decision.transactionId)]);
     return { kind: 'parked', reason: decision.reason, orderId };
   }
-  await performOutbox(deps, attempt.document.outbox);
+  await settleOutbox(deps, orderId, attempt.document.outbox);
   return recordChange(deps, attempt.decision, properties);
 }
 
@@ -177,14 +183,14 @@ async function reload(
   return stored;
 }
 
+/** The order as this change leaves it: its effects added to those still pending before it. */
 function orderDocument(
   decision: Extract<Decision, { kind: 'change' }>,
   correlationId: string | null,
-  message: DeliveredMessage,
+  pending: Outbox | null,
 ): OrderDocument {
   const { state } = decision;
-  const outbox: Outbox = {
-    messageId: message.messageId,
+  const added: Outbox = {
     parks: decision.rejected.map((rejection) => ({
       fromQueue: QUEUE.orderTransactions,
       messageId: rejection.messageId,
@@ -203,7 +209,7 @@ function orderDocument(
     id: state.orderId,
     kind: 'order',
     correlationId,
-    outbox: outbox.parks.length > 0 || outbox.startFulfillment !== null ? outbox : null,
+    outbox: outboxAfter(pending, added),
   };
 }
 
@@ -220,14 +226,58 @@ async function performOutbox(deps: OrderTransactionDeps, outbox: Outbox | null):
   }
 }
 
-/** A redelivery of the message whose write left effects: do them again, they are idempotent. */
-async function redoOutbox(
+/**
+ * Does the order's pending effects, then removes them from its outbox. Nothing is removed before it
+ * is done: when an effect fails the error is thrown, the message is tried again and in the end given
+ * back, and the effect stays pending for the next delivery on the order. A delivery whose effects
+ * were done but not yet removed does them again, to no harm (both are idempotent).
+ */
+async function settleOutbox(
   deps: OrderTransactionDeps,
-  stored: Stored<OrderDocument> | undefined,
-  messageId: string,
+  orderId: string,
+  pending: Outbox | null,
 ): Promise<void> {
-  const outbox = stored?.document.outbox ?? null;
-  if (outbox !== null && outbox.messageId === messageId) await performOutbox(deps, outbox);
+  if (pending === null) return;
+  await performOutbox(deps, pending);
+  if (pending.parks.length === 0) {
+    // A saga start alone is not worth a write: asked again it is a no-op (the instance id). The
+    // session's cached copy forgets it, so the order's next write leaves it out.
+    const cached = deps.cache.get(orderId);
+    if (cached !== undefined) {
+      const outbox = outboxWithout(cached.document.outbox, pending);
+      deps.cache.set(orderId, { document: { ...cached.document, outbox }, etag: cached.etag });
+    }
+    return;
+  }
+  // A park must not be repeated once the parked queue has forgotten its id (a late re-send): it
+  // leaves the stored outbox before the message is completed.
+  await updateOptimistically<OrderDocument, null>(
+    {
+      read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reload(deps, orderId)),
+      async write(document, current) {
+        if (current === undefined) return { kind: 'lost' };
+        const written = await deps.orders.replace(document, { ifMatch: current.etag });
+        if (written.status !== 200) return { kind: 'lost' };
+        deps.cache.set(orderId, { document, etag: written.etag });
+        return { kind: 'written' };
+      },
+    },
+    (current) => {
+      const outbox = current?.document.outbox ?? null;
+      const left = outboxWithout(outbox, pending);
+      if (current === undefined || outbox === null || sameOutbox(left, outbox))
+        return { next: undefined, result: null };
+      return { next: { ...current.document, outbox: left }, result: null };
+    },
+    { code: 'order-contention', subject: `the outbox of order ${orderId}` },
+  );
+}
+
+/** `outboxWithout` only removes: the same count is the same outbox. */
+function sameOutbox(a: Outbox | null, b: Outbox | null): boolean {
+  const size = (outbox: Outbox | null): number =>
+    outbox === null ? 0 : outbox.parks.length + (outbox.startFulfillment === null ? 0 : 1);
+  return size(a) === size(b);
 }
 
 function recordChange(

@@ -61,6 +61,21 @@ export function parkedLedgerEntry(message: ParkedMessage): { batchId: string; en
   return { batchId, entryIndex };
 }
 
+/** Service Bus's longest messageId (Microsoft Learn, "Service Bus quotas": 128 characters). */
+const MAX_MESSAGE_ID_LENGTH = 128;
+
+/**
+ * The messageId an entry's replay travels under on `order-transactions`: fresh, so that the queue's
+ * duplicate detection (CONTRACTS 1: 1 hour in the Bicep) does not drop it as the copy it is, and a
+ * replay works at once. The consumer still knows the entry, by its business identity (transactionId
+ * and digest, the inbox marker's key). One id per held copy (`d` dead-lettered, `p` parked, and its
+ * sequence number), so a replay sent twice is still one message.
+ */
+export function replayMessageId(message: ParkedMessage | DeadLetteredMessage): string {
+  const prefix = `replay-${message.kind === 'parked' ? 'p' : 'd'}${message.sequenceNumber}:`;
+  return (prefix + message.messageId).slice(0, MAX_MESSAGE_ID_LENGTH);
+}
+
 export type ReplayTarget =
   { ok: true; queue: OperableQueue; message: OutgoingMessage } | { ok: false; reason: string };
 
@@ -87,7 +102,7 @@ function parkedReplayTarget(message: ParkedMessage): ReplayTarget {
     ok: true,
     queue: fromQueue,
     message: {
-      messageId: message.messageId,
+      messageId: fromQueue === QUEUE.orderTransactions ? replayMessageId(message) : message.messageId,
       ...(fromSessionId === null ? {} : { sessionId: fromSessionId }),
       // Sent as the batch of that one entry it was cut from, so the ledger processor handles it
       // as it would have; the entry verbatim would only be parked whole as "not a batch".
@@ -110,7 +125,7 @@ function deadLetteredReplayTarget(message: DeadLetteredMessage): ReplayTarget {
     ok: true,
     queue: message.queue,
     message: {
-      messageId: message.messageId,
+      messageId: message.queue === QUEUE.orderTransactions ? replayMessageId(message) : message.messageId,
       ...(message.sessionId === null ? {} : { sessionId: message.sessionId }),
       body: message.body,
       ...(message.correlationId === null ? {} : { correlationId: message.correlationId }),

@@ -8,7 +8,13 @@
 import { describeProblems, parseLedgerMessage, validateEntry } from '../../domain/entry';
 import { admit, decideEntry, newOrderState, type ParkReason } from '../../domain/order';
 import { parkedLedgerEntry, replayTargetOf } from './held-messages';
-import type { DeadLetteredMessage, MessageOperations, OperableQueue, ParkedMessage } from './ports';
+import type {
+  DeadLetteredMessage,
+  MessageOperations,
+  OperableQueue,
+  ParkedMessage,
+  ReplayDelivery,
+} from './ports';
 import type { OrderDocument } from '../order-documents';
 import type { DocumentContainer, OutgoingMessage } from '../ports';
 import { QUEUE } from '../queues';
@@ -29,7 +35,7 @@ export interface ReplayOptions {
 export type Prediction =
   | { outcome: 'parked'; reason: ParkReason; description: string }
   | { outcome: 'duplicate'; description: string }
-  | { outcome: 'applied' | 'buffered' | 'forwarded' | 'restored'; description: string };
+  | { outcome: 'applied' | 'buffered' | 'forwarded' | 'restored' | 'effects'; description: string };
 
 export type ReplayRefusal =
   | 'not-found'
@@ -45,6 +51,8 @@ export type ReplayResult =
       queue: OperableQueue;
       sessionId: string | null;
       messageId: string;
+      /** The messageId the replay was sent under: a fresh one for an entry (replayTargetOf). */
+      sentAs: string;
       forced: boolean;
       prediction: Prediction;
     }
@@ -114,15 +122,26 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
     case 'park':
       return parkedAs(decision.reason, decision.description);
     case 'duplicate': {
-      // The consumer redoes the outbox of the write this very message made, which parks it again.
-      const outbox = stored?.document.outbox ?? null;
-      const repeated = outbox?.messageId === message.messageId ? outbox.parks : [];
-      const rejection = repeated.find((park) => park.messageId === message.messageId);
+      // The consumer does whatever effects the order still holds pending, this entry's park included.
+      const pending = stored?.document.outbox ?? null;
+      const rejection = pending?.parks.find((park) => park.transactionId === entry.transactionId);
       if (rejection !== undefined) {
         return parkedAs(
           rejection.reason,
-          `its order still holds the rejection to repeat: ${rejection.description}`,
+          `its order still holds the rejection to park: ${rejection.description}`,
         );
+      }
+      if (pending !== null) {
+        const effects = [
+          ...pending.parks.map((park) => `park ${park.messageId}`),
+          ...(pending.startFulfillment === null
+            ? []
+            : [`ask to start the fulfillment of ${entry.orderId} (a no-op once it started)`]),
+        ];
+        return {
+          outcome: 'effects',
+          description: `transactionId ${entry.transactionId} was already ${decision.previous} on order ${entry.orderId}; the consumer would do the effects its order still holds pending: ${effects.join(', ')}`,
+        };
       }
       return {
         outcome: 'duplicate',
@@ -238,7 +257,7 @@ async function replay(
   deps: ReplayDeps,
   message: ParkedMessage | DeadLetteredMessage,
   options: ReplayOptions,
-  deliver: () => Promise<{ delivered: boolean }>,
+  deliver: () => Promise<ReplayDelivery>,
 ): Promise<ReplayResult> {
   const target = replayTargetOf(message);
   if (!target.ok) return { replayed: false, refusal: 'no-origin', reason: target.reason, prediction: null };
@@ -259,7 +278,11 @@ async function replay(
   if (refused !== null && !forced) return { replayed: false, ...refused, prediction };
 
   const landsIn = prediction.outcome === 'parked' ? [target.queue, QUEUE.parked] : [target.queue];
-  const lost = await duplicateDetectionRefusal(deps, message, landsIn);
+  // Sent under a fresh messageId (an entry, see replayTargetOf), no queue can take it for a duplicate.
+  const lost =
+    target.message.messageId === message.messageId
+      ? await duplicateDetectionRefusal(deps, message, landsIn)
+      : null;
   if (lost !== null) return { replayed: false, refusal: 'duplicate-detection', reason: lost, prediction };
 
   const delivery = await deliver();
@@ -276,6 +299,7 @@ async function replay(
     queue: target.queue,
     sessionId: target.message.sessionId ?? null,
     messageId: message.messageId,
+    sentAs: delivery.messageId,
     forced: forced && refused !== null,
     prediction,
   };

@@ -3,6 +3,9 @@
  * stock per sku from a catalog, a credit limit per charge, two carriers with a capacity each.
  * Stock lives in its own container (partition `/sku`): a reservation spans partitions, so it cannot
  * be one transaction; each sku's hold is keyed by order instead, which makes every write repeatable.
+ * A hold lasts only while its order's saga runs: once the order is fulfilled, `commit` moves what it
+ * took into the order's own reservation document (partition `/orderId`) and the hold leaves the
+ * stock document, so a sku's document holds the orders in flight, not every order ever placed.
  */
 import { compareText } from '../domain/compare';
 import { PermanentError, TransientError } from '../domain/errors';
@@ -31,7 +34,19 @@ export const DEFAULT_CARRIER_CAPACITY: Readonly<Record<Carrier, number>> = { pri
 interface StockDocument extends Document {
   sku: string;
   available: number;
+  /** What each order in flight holds. */
   holds: Record<string, number>;
+  /** Stock of a committed order given back, until its reservation document says so (then removed). */
+  returned?: Record<string, number>;
+}
+
+/** What a fulfilled order took of each sku, once its holds left the stock documents. */
+interface ReservationDocument extends Document {
+  orderId: string;
+  kind: 'reservation';
+  taken: Record<string, number>;
+  /** The skus whose stock a later cancel gave back. */
+  givenBack: Record<string, number>;
 }
 
 interface ChargeDocument extends Document {
@@ -84,19 +99,110 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
     );
   }
 
+  const reservationId = (orderId: string): string => `reservation:${orderId}`;
+  const readReservation = (orderId: string) =>
+    records.read<ReservationDocument>(orderId, reservationId(orderId));
+
+  function changeReservation<R>(
+    orderId: string,
+    change: (reservation: ReservationDocument) => Change<ReservationDocument, R>,
+  ): Promise<R> {
+    return updateDocument<ReservationDocument, R>(
+      records,
+      () => readReservation(orderId),
+      (stored) =>
+        change(
+          stored?.document ?? {
+            id: reservationId(orderId),
+            orderId,
+            kind: 'reservation',
+            taken: {},
+            givenBack: {},
+          },
+        ),
+      { code: 'reservation-contention', subject: `reservation of ${orderId}` },
+    );
+  }
+
+  const without = (entries: Record<string, number> | undefined, key: string): Record<string, number> =>
+    Object.fromEntries(Object.entries(entries ?? {}).filter(([k]) => k !== key));
+  const entryOf = (entries: Record<string, number> | undefined, key: string): number | undefined =>
+    entries !== undefined && Object.hasOwn(entries, key) ? entries[key] : undefined;
+
+  /**
+   * Gives back what the order holds, or what it took once committed. A committed sku is given back
+   * in three repeatable writes: the stock (marked `returned`), the reservation (`givenBack`), then
+   * the mark is removed; a retry that finds the mark or `givenBack` does not give it back twice.
+   */
   async function release(orderId: string, skus: Iterable<string>): Promise<Record<string, number>> {
     const released: Record<string, number> = {};
+    const reservation = (await readReservation(orderId))?.document;
     for (const sku of skus) {
-      const held = await changeStock<number | null>(sku, (stock) => {
-        const quantity = stock.holds[orderId];
-        if (quantity === undefined) return { next: undefined, result: null };
-        const holds = { ...stock.holds };
-        delete holds[orderId];
-        return { next: { ...stock, available: stock.available + quantity, holds }, result: quantity };
+      const taken = entryOf(reservation?.taken, sku);
+      const alreadyGivenBack = entryOf(reservation?.givenBack, sku) !== undefined;
+      const outcome = await changeStock<{ quantity: number; marked: boolean } | null>(sku, (stock) => {
+        const returned = entryOf(stock.returned, orderId);
+        if (returned !== undefined) return { next: undefined, result: { quantity: returned, marked: true } };
+        const held = entryOf(stock.holds, orderId);
+        if (held !== undefined) {
+          // A commit cut short lists the sku as taken too: then it is marked, as a committed sku is.
+          const marked = taken !== undefined && !alreadyGivenBack;
+          const next: StockDocument = {
+            ...stock,
+            available: stock.available + held,
+            holds: without(stock.holds, orderId),
+            ...(marked ? { returned: { ...(stock.returned ?? {}), [orderId]: held } } : {}),
+          };
+          return { next, result: { quantity: held, marked } };
+        }
+        if (taken === undefined || alreadyGivenBack) return { next: undefined, result: null };
+        const next: StockDocument = {
+          ...stock,
+          available: stock.available + taken,
+          returned: { ...(stock.returned ?? {}), [orderId]: taken },
+        };
+        return { next, result: { quantity: taken, marked: true } };
       });
-      if (typeof held === 'number') released[sku] = held;
+      if (outcome === null || outcome === 'unknown-sku') continue;
+      released[sku] = outcome.quantity;
+      if (!outcome.marked) continue;
+      await changeReservation(orderId, (current) =>
+        entryOf(current.givenBack, sku) !== undefined
+          ? { next: undefined, result: undefined }
+          : {
+              next: { ...current, givenBack: { ...current.givenBack, [sku]: outcome.quantity } },
+              result: undefined,
+            },
+      );
+      await changeStock(sku, (stock) =>
+        entryOf(stock.returned, orderId) === undefined
+          ? { next: undefined, result: undefined }
+          : { next: { ...stock, returned: without(stock.returned, orderId) }, result: undefined },
+      );
     }
     return released;
+  }
+
+  /** The order is fulfilled: what it holds is recorded as taken, then its holds leave the stock. */
+  async function commit(orderId: string, skus: Iterable<string>): Promise<Record<string, number>> {
+    const committed: Record<string, number> = {};
+    for (const sku of skus) {
+      const stored = await stockOf(sku);
+      const held = entryOf(stored?.document.holds, orderId);
+      if (held === undefined) continue;
+      await changeReservation(orderId, (current) =>
+        entryOf(current.taken, sku) === held
+          ? { next: undefined, result: undefined }
+          : { next: { ...current, taken: { ...current.taken, [sku]: held } }, result: undefined },
+      );
+      await changeStock(sku, (stock) =>
+        entryOf(stock.holds, orderId) === undefined
+          ? { next: undefined, result: undefined }
+          : { next: { ...stock, holds: without(stock.holds, orderId) }, result: undefined },
+      );
+      committed[sku] = held;
+    }
+    return committed;
   }
 
   return {
@@ -104,9 +210,15 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
       async reserve(orderId, lines) {
         const wanted = quantities(lines);
         const reserved: Record<string, number> = {};
+        // A reservation already committed (the order was fulfilled) is not made again.
+        const committed = (await readReservation(orderId))?.document.taken ?? {};
         for (const [sku, quantity] of wanted) {
+          if (entryOf(committed, sku) !== undefined) {
+            reserved[sku] = quantity;
+            continue;
+          }
           const held = await changeStock<'held' | { shortfall: string }>(sku, (current) => {
-            if (current.holds[orderId] !== undefined) return { next: undefined, result: 'held' };
+            if (entryOf(current.holds, orderId) !== undefined) return { next: undefined, result: 'held' };
             if (current.available < quantity) {
               return {
                 next: undefined,
@@ -138,6 +250,9 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
       },
       async release(orderId, lines) {
         return { released: await release(orderId, quantities(lines).keys()) };
+      },
+      async commit(orderId, lines) {
+        return { committed: await commit(orderId, quantities(lines).keys()) };
       },
     },
 

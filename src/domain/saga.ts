@@ -14,6 +14,8 @@ import { PermanentError } from './errors';
  * - `failsForGood`: the business refusals of the step; each is permanent, trying again changes nothing.
  * - `pointOfNoReturn`: once this step has started (the customer may have been told), the saga is
  *   never undone: the step recovers forward, and a cancel keeps the cancellation fee.
+ * - `settlement`: the activity that settles what the step holds once the order is fulfilled (the
+ *   stock's holds leave the stock documents); a compensation after it still undoes the step.
  */
 export const SAGA = [
   {
@@ -21,26 +23,30 @@ export const SAGA = [
     compensation: { name: 'releaseInventory', stage: 2 },
     failsForGood: ['unknown-sku', 'out-of-stock'],
     pointOfNoReturn: false,
+    settlement: 'commitInventory',
   },
   {
     step: 'chargePayment',
     compensation: { name: 'refundPayment', stage: 2 },
     failsForGood: ['over-credit-limit'],
     pointOfNoReturn: false,
+    settlement: null,
   },
   {
     step: 'createShipment',
     compensation: { name: 'cancelShipment', stage: 1 },
     failsForGood: ['carriers-refused'],
     pointOfNoReturn: false,
+    settlement: null,
   },
-  { step: 'confirmOrder', compensation: null, failsForGood: [], pointOfNoReturn: true },
+  { step: 'confirmOrder', compensation: null, failsForGood: [], pointOfNoReturn: true, settlement: null },
 ] as const;
 
 type Row = (typeof SAGA)[number];
 export type StepName = Row['step'];
 export type CompensationName = NonNullable<Row['compensation']>['name'];
-export type OperationName = StepName | CompensationName;
+export type SettlementName = NonNullable<Row['settlement']>;
+export type OperationName = StepName | CompensationName | SettlementName;
 /** Business failures of the steps. Each is permanent: trying again changes nothing. */
 export type StepFailureCode = Row['failsForGood'][number];
 /** The business failures of one step, as its row in `SAGA` lists them. */
@@ -50,13 +56,17 @@ export const STEPS: readonly StepName[] = SAGA.map((row) => row.step);
 export const COMPENSATIONS: readonly CompensationName[] = SAGA.flatMap((row) =>
   row.compensation === null ? [] : [row.compensation.name],
 );
-/** Every activity that does or undoes a step. */
-export const OPERATIONS: readonly OperationName[] = [...STEPS, ...COMPENSATIONS];
+export const SETTLEMENTS: readonly SettlementName[] = SAGA.flatMap((row) =>
+  row.settlement === null ? [] : [row.settlement],
+);
+/** Every activity that does, undoes or settles a step. */
+export const OPERATIONS: readonly OperationName[] = [...STEPS, ...COMPENSATIONS, ...SETTLEMENTS];
 
 /** What an operation is: a step (with the compensation that undoes it, if any), or a compensation (with the step it undoes). */
 export type OperationKind =
   | { kind: 'step'; step: StepName; compensation: CompensationName | null; pointOfNoReturn: boolean }
-  | { kind: 'compensation'; compensation: CompensationName; undoes: StepName; stage: number };
+  | { kind: 'compensation'; compensation: CompensationName; undoes: StepName; stage: number }
+  | { kind: 'settlement'; settlement: SettlementName; settles: StepName };
 
 const KINDS = new Map<OperationName, OperationKind>(
   SAGA.flatMap((row): Array<[OperationName, OperationKind]> => {
@@ -69,9 +79,15 @@ const KINDS = new Map<OperationName, OperationKind>(
         pointOfNoReturn: row.pointOfNoReturn,
       },
     ];
-    if (row.compensation === null) return [step];
-    const { name, stage } = row.compensation;
-    return [step, [name, { kind: 'compensation', compensation: name, undoes: row.step, stage }]];
+    const entries: Array<[OperationName, OperationKind]> = [step];
+    if (row.compensation !== null) {
+      const { name, stage } = row.compensation;
+      entries.push([name, { kind: 'compensation', compensation: name, undoes: row.step, stage }]);
+    }
+    if (row.settlement !== null) {
+      entries.push([row.settlement, { kind: 'settlement', settlement: row.settlement, settles: row.step }]);
+    }
+    return entries;
   }),
 );
 
@@ -125,6 +141,13 @@ export function compensationsFor(completed: readonly StepName[]): CompensationNa
     byStage.set(row.compensation.stage, stage);
   }
   return [...byStage.entries()].sort(([a], [b]) => a - b).map(([, stage]) => stage);
+}
+
+/** The settlements to run once the order is fulfilled, for the steps that completed. */
+export function settlementsFor(completed: readonly StepName[]): SettlementName[] {
+  return SAGA.flatMap((row) =>
+    row.settlement !== null && completed.includes(row.step) ? [row.settlement] : [],
+  );
 }
 
 /** Whether a cancel still undoes the saga, or arrives once the point of no return was reached. */

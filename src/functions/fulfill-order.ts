@@ -17,6 +17,7 @@ import {
   isPointOfNoReturn,
   oneLine,
   refundAfterCancellationFee,
+  settlementsFor,
   type CompensationName,
   type OperationName,
   type SagaStatus,
@@ -299,6 +300,17 @@ class SagaFlow {
     }
   }
 
+  /**
+   * The order is fulfilled: what its steps hold is settled (the stock's holds leave the stock
+   * documents). A settlement that keeps failing is alerted, and the order is fulfilled all the same.
+   */
+  *settleFulfilled(completed: readonly StepName[], input: OperationInput): Generator<Task, void, unknown> {
+    for (const name of settlementsFor(completed)) {
+      const outcome = yield* settle(this.operation(name, input));
+      if (!outcome.ok) yield* this.alert([name], this.reasonOf(name, outcome));
+    }
+  }
+
   *fulfill(): Saga {
     const input: OperationInput = { order: this.order };
     yield* this.record('running', null);
@@ -317,6 +329,7 @@ class SagaFlow {
         if (cancelRequested) break;
         const resolution = yield* this.recoverForward(step, input);
         completed.push(step);
+        yield* this.settleFulfilled(completed, input);
         const { cancelRequested: cancelledLate } = yield* this.record('completed', resolution);
         if (cancelledLate || cancel.isCompleted) return yield* this.cancelAfterConfirmation(completed);
         return { status: 'completed', reason: resolution };

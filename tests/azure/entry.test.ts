@@ -37,6 +37,7 @@ describe('src/functions/index.ts', () => {
     expect([...activities].sort()).toEqual([
       'cancelShipment',
       'chargePayment',
+      'commitInventory',
       'confirmOrder',
       'createShipment',
       'raiseSagaAlert',

@@ -110,6 +110,7 @@ function failing(
     wrap: (builtIn) => ({
       inventory: {
         reserve: builtIn.inventory.reserve,
+        commit: builtIn.inventory.commit,
         release: async (orderId, lines) => {
           if (operation === 'release') fail();
           return builtIn.inventory.release(orderId, lines);

@@ -210,6 +210,61 @@ describe('inventory', () => {
   });
 });
 
+describe('inventory: holds leave the stock once the order is fulfilled', () => {
+  it('commit moves what the order holds out of the stock document; the stock stays taken', async () => {
+    const w = world();
+    await w.downstream.inventory.reserve('O-1', [line('SKU-A', 3), line('SKU-B', 2)]);
+    await w.downstream.inventory.reserve('O-2', [line('SKU-A', 2)]);
+
+    expect(await w.downstream.inventory.commit('O-1', [line('SKU-A', 3), line('SKU-B', 2)])).toEqual({
+      committed: { 'SKU-A': 3, 'SKU-B': 2 },
+    });
+    expect(await stockSummary(w, ['SKU-A', 'SKU-B'])).toEqual({
+      'SKU-A': { available: 5, holds: { 'O-2': 2 } },
+      'SKU-B': { available: 3, holds: {} },
+    });
+    // Repeated, and a reservation repeated after it: nothing more is taken.
+    expect(await w.downstream.inventory.commit('O-1', [line('SKU-A', 3)])).toEqual({ committed: {} });
+    await w.downstream.inventory.reserve('O-1', [line('SKU-A', 3), line('SKU-B', 2)]);
+    expect((await stockSummary(w, ['SKU-A']))['SKU-A']).toEqual({ available: 5, holds: { 'O-2': 2 } });
+  });
+
+  it('a release after commit gives the stock back once, however often it is asked', async () => {
+    const w = world();
+    await w.downstream.inventory.reserve('O-1', [line('SKU-A', 3), line('SKU-B', 2)]);
+    await w.downstream.inventory.commit('O-1', [line('SKU-A', 3), line('SKU-B', 2)]);
+
+    expect(await w.downstream.inventory.release('O-1', [line('SKU-A', 3), line('SKU-B', 2)])).toEqual({
+      released: { 'SKU-A': 3, 'SKU-B': 2 },
+    });
+    expect(await w.downstream.inventory.release('O-1', [line('SKU-A', 3), line('SKU-B', 2)])).toEqual({
+      released: {},
+    });
+    const stock = await stockOf(w, 'SKU-A');
+    expect(stock).toMatchObject({ available: 10, holds: {} });
+    expect(stock?.returned ?? {}).toEqual({});
+  });
+
+  it('a release cut short after giving stock back does not give it back again when retried', async () => {
+    const w = world();
+    await w.downstream.inventory.reserve('O-1', [line('SKU-A', 3)]);
+    await w.downstream.inventory.commit('O-1', [line('SKU-A', 3)]);
+    // The first write of a release landed (stock given back, marked), then the call died.
+    const stored = await w.inventory.read<Record<string, unknown> & { id: string }>('SKU-A', 'SKU-A');
+    if (stored === undefined) throw new Error('no stock');
+    await w.inventory.replace(
+      { ...stored.document, available: 10, returned: { 'O-1': 3 } },
+      { ifMatch: stored.etag },
+    );
+
+    expect(await w.downstream.inventory.release('O-1', [line('SKU-A', 3)])).toEqual({
+      released: { 'SKU-A': 3 },
+    });
+    await w.downstream.inventory.release('O-1', [line('SKU-A', 3)]);
+    expect(await stockOf(w, 'SKU-A')).toMatchObject({ available: 10, holds: {}, returned: {} });
+  });
+});
+
 describe('payments', () => {
   it('refuses a charge over the credit limit with over-credit-limit and records no charge', async () => {
     const w = world();

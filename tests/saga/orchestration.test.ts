@@ -3,7 +3,9 @@
  * every saga ends, the point of no return holds, and a person's decision is taken once.
  */
 import { fulfillmentInstanceId } from '../../src/domain/saga';
-import { fulfillmentInput, line } from '../support/saga';
+import { STEPS } from '../../src/domain/saga';
+import { CANCEL_CONFIRMED_ORDER, cancellationInstanceId } from '../../src/services/fulfillment/starter';
+import { fulfillmentInput, line, stockOf } from '../support/saga';
 import { failingRecordWrites, POLICY, sagaHarness, stopHarnesses } from '../support/saga-orchestration';
 
 afterEach(stopHarnesses);
@@ -67,5 +69,27 @@ describe('one seed, one run', () => {
     const alone = await attemptsOf(['O-1']);
     expect(await attemptsOf(['O-2', 'O-3', 'O-1', 'O-4'])).toEqual(alone);
     expect(await attemptsOf(['O-1', 'O-5'])).toEqual(alone);
+  });
+});
+
+describe('holds of finished orders leave the stock document', () => {
+  it('a completed order holds nothing in the stock; cancelled after confirmation, its stock comes back', async () => {
+    const h = sagaHarness();
+    await h.start(fulfillmentInput('O-1', [line('SKU-A', 2)]));
+    await h.start(fulfillmentInput('O-2', [line('SKU-A', 1, 5000)])); // over the credit limit
+    await h.driver.runUntilIdle();
+
+    expect((await h.record('O-1')).status).toBe('completed');
+    expect((await h.record('O-2')).status).toBe('compensated');
+    // Failed before: the completed order's hold stayed in the stock document for ever.
+    expect(await stockOf(h.w, 'SKU-A')).toMatchObject({ available: 8, holds: {} });
+
+    await h.driver.client.startNew(CANCEL_CONFIRMED_ORDER, cancellationInstanceId('O-1'), {
+      order: fulfillmentInput('O-1', [line('SKU-A', 2)]),
+      completed: [...STEPS],
+    });
+    await h.driver.runUntilIdle();
+    expect((await h.record('O-1')).status).toBe('cancelled');
+    expect(await stockOf(h.w, 'SKU-A')).toMatchObject({ available: 10, holds: {} });
   });
 });

@@ -29,6 +29,7 @@ export interface StockDocument extends Document {
   sku: string;
   available: number;
   holds: Record<string, number>;
+  returned?: Record<string, number>;
 }
 
 export interface World {
@@ -122,6 +123,7 @@ export async function recordsOfKind(w: World, kind: string): Promise<Document[]>
 export type DownstreamCall =
   | 'inventory.reserve'
   | 'inventory.release'
+  | 'inventory.commit'
   | 'payments.charge'
   | 'payments.refund'
   | 'shipping.book'
@@ -160,6 +162,10 @@ export function counting(
       async release(orderId, lines) {
         hit('inventory.release');
         return inner.inventory.release(orderId, lines);
+      },
+      async commit(orderId, lines) {
+        hit('inventory.commit');
+        return inner.inventory.commit(orderId, lines);
       },
     },
     payments: {

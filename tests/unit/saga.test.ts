@@ -32,27 +32,41 @@ describe('SAGA', () => {
         compensation: { name: 'releaseInventory', stage: 2 },
         failsForGood: ['unknown-sku', 'out-of-stock'],
         pointOfNoReturn: false,
+        settlement: 'commitInventory',
       },
       {
         step: 'chargePayment',
         compensation: { name: 'refundPayment', stage: 2 },
         failsForGood: ['over-credit-limit'],
         pointOfNoReturn: false,
+        settlement: null,
       },
       {
         step: 'createShipment',
         compensation: { name: 'cancelShipment', stage: 1 },
         failsForGood: ['carriers-refused'],
         pointOfNoReturn: false,
+        settlement: null,
       },
-      { step: 'confirmOrder', compensation: null, failsForGood: [], pointOfNoReturn: true },
+      {
+        step: 'confirmOrder',
+        compensation: null,
+        failsForGood: [],
+        pointOfNoReturn: true,
+        settlement: null,
+      },
     ]);
   });
 
   it('derives the steps, the compensations and the operations from the table', () => {
     expect(STEPS).toEqual(['reserveInventory', 'chargePayment', 'createShipment', 'confirmOrder']);
     expect(COMPENSATIONS).toEqual(['releaseInventory', 'refundPayment', 'cancelShipment']);
-    expect(OPERATIONS).toEqual([...STEPS, ...COMPENSATIONS]);
+    expect(OPERATIONS).toEqual([...STEPS, ...COMPENSATIONS, 'commitInventory']);
+    expect(operationKind('commitInventory')).toEqual({
+      kind: 'settlement',
+      settlement: 'commitInventory',
+      settles: 'reserveInventory',
+    });
   });
 
   it('knows a compensation by what it is, and the step it undoes', () => {

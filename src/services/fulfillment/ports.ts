@@ -10,8 +10,10 @@ export type OrderLineInput = FulfillmentInput['lines'][number];
 export interface Inventory {
   /** Holds every line's quantity of its sku; all or nothing. */
   reserve(orderId: string, lines: readonly OrderLineInput[]): Promise<{ reserved: Record<string, number> }>;
-  /** Gives back what the order holds of these lines' skus; nothing to give back is fine. */
+  /** Gives back what the order holds (or took, once committed) of these lines' skus; nothing to give back is fine. */
   release(orderId: string, lines: readonly OrderLineInput[]): Promise<{ released: Record<string, number> }>;
+  /** The order is fulfilled: what it holds is taken for good, and its holds leave the stock. */
+  commit(orderId: string, lines: readonly OrderLineInput[]): Promise<{ committed: Record<string, number> }>;
 }
 
 export interface Payments {

@@ -72,6 +72,8 @@ async function perform(deps: SagaDeps, name: OperationName, input: OperationInpu
       return inventory.reserve(order.orderId, order.lines);
     case 'releaseInventory':
       return inventory.release(order.orderId, order.lines);
+    case 'commitInventory':
+      return inventory.commit(order.orderId, order.lines);
     case 'chargePayment':
       return payments.charge(order.orderId, order.customerId, order.total, order.currency);
     case 'refundPayment':
@@ -107,7 +109,8 @@ export async function runOperation(
 ): Promise<OperationOutcome> {
   const at = () => new Date(deps.now()).toISOString();
   const kind = operationKind(name);
-  const isCompensation = kind.kind === 'compensation';
+  // A compensation or a settlement is tried again whenever asked; a step refused for good stays refused.
+  const isCompensation = kind.kind !== 'step';
   const previous = await changeRecord<OperationOutcome | undefined>(deps, input.order, (record) => {
     const entry = record.steps[name];
     if (entry?.status === 'completed') return { next: undefined, result: { ok: true, result: entry.result } };

@@ -1,89 +1,131 @@
-/** `npm run bench` flags. */
-import { integerFlag, UsageError } from '../cli/start-args';
-import type { BenchOptions } from './results';
+/** The command line of `npm run bench`: the same `util.parseArgs` flag table as `npm start` and `npm run ops`. */
+import {
+  flagHelp,
+  integerFlag,
+  nonNegativeFlag,
+  parseFlags,
+  probabilityFlag,
+  stringFlag,
+  UsageError,
+  type FlagSpec,
+} from '../cli/flags';
+import { BENCH_DEFAULTS, type BenchOptions } from './results';
 
-export const BENCH_USAGE = `usage: npm run bench -- [--latency-ms N] [--orders N] [--entries N] [--batch-size N] [--json FILE]
-       [--sessions 1,4,16,64] [--calls N] [--duplicate P] [--seed N] [--active-orders N]
-       [--zero-latency-sessions N] [--session-idle-ms N] [--warmup-orders N] [--no-naive]
-       [--latency-clock network|timer]`;
+export { UsageError as BenchUsageError } from '../cli/flags';
 
-export { UsageError as BenchUsageError } from '../cli/start-args';
+const D = BENCH_DEFAULTS;
 
-export function parseBenchArgs(argv: readonly string[]): { options: Partial<BenchOptions>; json?: string } {
+export const BENCH_FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'latency-ms',
+    value: 'N',
+    meaning: 'simulated store round trip, ms (a decimal)',
+    default: String(D.latencyMs),
+  },
+  { name: 'orders', value: 'N', meaning: 'orders in the generated workload', default: String(D.orders) },
+  {
+    name: 'entries',
+    value: 'N',
+    meaning: 'entries per order (at least 2)',
+    default: String(D.entriesPerOrder),
+  },
+  { name: 'batch-size', value: 'N', meaning: 'entries per ledger message', default: String(D.batchSize) },
+  {
+    name: 'active-orders',
+    value: 'N',
+    meaning: 'orders open at once in the ledger',
+    default: String(D.activeOrders),
+  },
+  {
+    name: 'sessions',
+    value: 'LIST',
+    meaning: 'maxConcurrentSessions of each convoy run, comma-separated',
+    default: D.sessions.join(','),
+  },
+  {
+    name: 'calls',
+    value: 'N',
+    meaning: 'concurrent calls of the competing-consumers design',
+    default: String(D.competingCalls),
+  },
+  {
+    name: 'duplicate',
+    value: 'P',
+    meaning: "probability of the broker's duplicate fault, every design",
+    default: String(D.duplicate),
+  },
+  { name: 'seed', value: 'N', meaning: 'seeds the workload and the faults', default: String(D.seed) },
+  {
+    name: 'zero-latency-sessions',
+    value: 'N',
+    meaning: 'sessions of the zero-latency convoy run; 0 skips it',
+    default: String(D.zeroLatencySessions),
+  },
+  {
+    name: 'session-idle-ms',
+    value: 'N',
+    meaning: 'host.json sessionIdleTimeout of every run',
+    default: String(D.sessionIdleTimeoutMs),
+  },
+  {
+    name: 'warmup-orders',
+    value: 'N',
+    meaning: 'orders of the unreported warm-up runs; 0 none',
+    default: String(D.warmupOrders),
+  },
+  {
+    name: 'latency-clock',
+    value: 'network|timer',
+    meaning: 'what a simulated round trip waits on',
+    default: D.latencyClock,
+  },
+  { name: 'no-naive', meaning: 'run the convoy only, not the naive designs', default: 'off' },
+  { name: 'json', value: 'FILE', meaning: 'also write every number as JSON', default: 'none' },
+  { name: 'help', short: 'h', meaning: 'print this help and exit' },
+];
+
+export const BENCH_USAGE = flagHelp('usage: npm run bench -- [flags...]', BENCH_FLAGS);
+
+export function parseBenchArgs(argv: readonly string[]): {
+  options: Partial<BenchOptions>;
+  json?: string;
+  help?: true;
+} {
+  const parsed = parseFlags(BENCH_FLAGS, argv, { command: 'npm run bench' });
+  if (parsed.values.has('help')) return { options: {}, help: true };
   const options: Partial<BenchOptions> = {};
-  let json: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    if (flag === '--help' || flag === '-h') throw new UsageError(BENCH_USAGE);
-    if (flag === '--no-naive') {
-      options.naive = false;
-      continue;
-    }
-    const value = argv[i + 1];
-    if (value === undefined || value.startsWith('--'))
-      throw new UsageError(`${flag} needs a value\n${BENCH_USAGE}`);
-    i += 1;
-    switch (flag) {
-      case '--latency-ms': {
-        const latency = Number(value);
-        if (!(latency >= 0 && Number.isFinite(latency))) {
-          throw new UsageError(`--latency-ms must be a number >= 0, got ${JSON.stringify(value)}`);
-        }
-        options.latencyMs = latency;
-        break;
-      }
-      case '--orders':
-        options.orders = integerFlag(flag, value, 1);
-        break;
-      case '--entries':
-        options.entriesPerOrder = integerFlag(flag, value, 2);
-        break;
-      case '--batch-size':
-        options.batchSize = integerFlag(flag, value, 1);
-        break;
-      case '--active-orders':
-        options.activeOrders = integerFlag(flag, value, 1);
-        break;
-      case '--sessions':
-        options.sessions = value.split(',').map((part) => integerFlag(flag, part.trim(), 1));
-        break;
-      case '--calls':
-        options.competingCalls = integerFlag(flag, value, 1);
-        break;
-      case '--zero-latency-sessions':
-        options.zeroLatencySessions = integerFlag(flag, value, 0);
-        break;
-      case '--session-idle-ms':
-        options.sessionIdleTimeoutMs = integerFlag(flag, value, 0);
-        break;
-      case '--warmup-orders':
-        options.warmupOrders = integerFlag(flag, value, 0);
-        break;
-      case '--seed':
-        options.seed = integerFlag(flag, value, 0);
-        break;
-      case '--duplicate': {
-        const probability = Number(value);
-        if (!(probability >= 0 && probability <= 1)) {
-          throw new UsageError(
-            `--duplicate must be a probability between 0 and 1, got ${JSON.stringify(value)}`,
-          );
-        }
-        options.duplicate = probability;
-        break;
-      }
-      case '--latency-clock':
-        if (value !== 'network' && value !== 'timer') {
-          throw new UsageError(`--latency-clock must be network or timer, got ${JSON.stringify(value)}`);
-        }
-        options.latencyClock = value;
-        break;
-      case '--json':
-        json = value;
-        break;
-      default:
-        throw new UsageError(`unknown flag ${flag}\n${BENCH_USAGE}`);
-    }
+  const raw = (name: string): string | undefined => stringFlag(parsed, name);
+  const integer = (name: string, min: number): number | undefined => {
+    const value = raw(name);
+    return value === undefined ? undefined : integerFlag(`--${name}`, value, min);
+  };
+  const set = <K extends keyof BenchOptions>(key: K, value: BenchOptions[K] | undefined): void => {
+    if (value !== undefined) options[key] = value;
+  };
+  const latency = raw('latency-ms');
+  set('latencyMs', latency === undefined ? undefined : nonNegativeFlag('--latency-ms', latency));
+  set('orders', integer('orders', 1));
+  set('entriesPerOrder', integer('entries', 2));
+  set('batchSize', integer('batch-size', 1));
+  set('activeOrders', integer('active-orders', 1));
+  const sessions = raw('sessions');
+  set(
+    'sessions',
+    sessions?.split(',').map((part) => integerFlag('--sessions', part.trim(), 1)),
+  );
+  set('competingCalls', integer('calls', 1));
+  const duplicate = raw('duplicate');
+  set('duplicate', duplicate === undefined ? undefined : probabilityFlag('--duplicate', duplicate));
+  set('seed', integer('seed', 0));
+  set('zeroLatencySessions', integer('zero-latency-sessions', 0));
+  set('sessionIdleTimeoutMs', integer('session-idle-ms', 0));
+  set('warmupOrders', integer('warmup-orders', 0));
+  const clock = raw('latency-clock');
+  if (clock !== undefined && clock !== 'network' && clock !== 'timer') {
+    throw new UsageError(`--latency-clock must be network or timer, got ${JSON.stringify(clock)}`);
   }
-  return { options, json };
+  set('latencyClock', clock);
+  if (parsed.values.has('no-naive')) options.naive = false;
+  const json = raw('json');
+  return json === undefined ? { options } : { options, json };
 }

@@ -17,7 +17,7 @@ import { type BenchOptions, BENCH_DEFAULTS, type BenchRow, type BenchResult } fr
 import { type RunSetup, type StoreWait, runConvoy, runNaive, rowOf } from './runs';
 import { fixed, evaluateTargets } from './targets';
 import { formatBench } from './format';
-import { parseBenchArgs } from './args';
+import { BENCH_USAGE, parseBenchArgs } from './args';
 
 export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design, LatencyClock } from './results';
 export { BENCH_DEFAULTS } from './results';
@@ -156,6 +156,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   let parsed: ReturnType<typeof parseBenchArgs>;
   try {
     parsed = parseBenchArgs(argv);
+    if (parsed.help === true) {
+      process.stdout.write(`${BENCH_USAGE}\n`);
+      return 0;
+    }
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`${error.message}\n`);

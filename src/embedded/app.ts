@@ -30,7 +30,7 @@ import { createDurableDriver, type ClockOption, type DurableDriver } from './dur
 import { createEmbeddedBroker, type EmbeddedBroker } from './broker/broker';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
 import { registerAndCapture } from './worker/register';
-import { faultRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
+import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
 import {
   createOutage,
   scaledClock,
@@ -134,7 +134,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   };
 
   const broker = createEmbeddedBroker({
-    random: faultRandom(seed, 'duplicate'),
+    draw: keyedRandom(seed, 'duplicate'),
     faults: { duplicate: faults.duplicate },
   });
   createAppQueues(broker, queueOptions);

@@ -2,6 +2,7 @@
  * Seeded fault injection for the embedded runtime (CONTRACTS 3, `--faults`). Every draw comes
  * from one seeded generator per fault, so a run with the same seed and input injects the same faults.
  */
+import { createHash } from 'node:crypto';
 import { TransientError } from '../domain/errors';
 import type { DocumentContainer, MessageSender, OutgoingMessage } from '../services/ports';
 
@@ -193,4 +194,14 @@ export function withReorderFaults(
       return queues.length > 0;
     },
   };
+}
+
+/**
+ * A seeded draw in [0, 1) that is a function of the seed, the fault and a key naming what it is drawn
+ * for (a message, an invocation), never of how many draws came before: concurrent work draws in any
+ * order, and one seed still injects the same faults.
+ */
+export function keyedRandom(seed: number, fault: FaultName): (key: string) => number {
+  return (key) =>
+    createHash('sha256').update(`${seed}\u0000${fault}\u0000${key}`).digest().readUInt32BE(0) / 4294967296;
 }

@@ -28,6 +28,7 @@ import { STANDARD_TIER_MAX_BATCH_BYTES } from './message-size';
 export class BrokerCore {
   readonly now: () => number;
   private readonly random: () => number;
+  private readonly draw: ((key: string) => number) | undefined;
   private readonly duplicateProbability: number;
   readonly maxBatchBytes: number;
   readonly queues = new Map<string, QueueState>();
@@ -39,6 +40,7 @@ export class BrokerCore {
   constructor(options: EmbeddedBrokerOptions) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.draw = options.draw;
     this.duplicateProbability = options.faults?.duplicate ?? 0;
     this.maxBatchBytes = options.maxBatchBytes ?? STANDARD_TIER_MAX_BATCH_BYTES;
     this.locks = new LockTable(
@@ -187,7 +189,8 @@ export class BrokerCore {
     if (
       this.duplicateProbability > 0 &&
       message.faultCopy !== true &&
-      this.random() < this.duplicateProbability
+      (this.draw ? this.draw(`${queue.name}\u0000${message.messageId}`) : this.random()) <
+        this.duplicateProbability
     ) {
       // At-least-once delivery: the completion did not stick, so the same message comes again,
       // straight from the queue, not through the sender's duplicate detection.

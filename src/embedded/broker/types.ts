@@ -45,6 +45,12 @@ export interface BrokerFaults {
 export interface EmbeddedBrokerOptions {
   now?: () => number;
   random?: () => number;
+  /**
+   * The duplicate fault's draw for one message, from its queue and messageId; when given it is used
+   * instead of `random`, so which messages come again does not depend on the order completions happen
+   * in across concurrent sessions, and one seed gives one run.
+   */
+  draw?: (key: string) => number;
   faults?: BrokerFaults;
   maxBatchBytes?: number;
 }

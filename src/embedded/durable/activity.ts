@@ -4,7 +4,8 @@
  * a failure reported as the extension reports it (TaskFailed `Reason` and `Details`, plus
  * `FailureDetails` when the app registered an exception properties provider).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { keyedRandom } from '../faults';
 import { format } from 'node:util';
 import { InvocationContext } from '@azure/functions';
 import type { ActivityHandler } from 'durable-functions';
@@ -43,11 +44,13 @@ export interface ActivityRunnerOptions {
  * Activities of many instances run at once and finish in any order; a shared random stream would hand
  * each invocation a different draw from run to run, and one seed would not give one run.
  */
-export function faultDraw(seed: number, fault: string, instanceId: string, taskId: number): number {
-  const digest = createHash('sha256')
-    .update(`${seed}\u0000${fault}\u0000${instanceId}\u0000${taskId}`)
-    .digest();
-  return digest.readUInt32BE(0) / 4294967296;
+export function faultDraw(
+  seed: number,
+  fault: 'activityTransient' | 'activityResultLost',
+  instanceId: string,
+  taskId: number,
+): number {
+  return keyedRandom(seed, fault)(`${instanceId}\u0000${taskId}`);
 }
 
 export interface ActivityRunnerStats {
@@ -162,7 +165,11 @@ export function createActivityRunner(options: ActivityRunnerOptions): ActivityRu
   const { activityTransient = 0, activityResultLost = 0, seed = 0 } = options.faults;
   /** The invocation each running InvocationContext stands for, by its invocationId. */
   const running = new Map<string, { instanceId: string; taskId: number }>();
-  const drawn = (fault: string, probability: number, invocationId: string): boolean => {
+  const drawn = (
+    fault: 'activityTransient' | 'activityResultLost',
+    probability: number,
+    invocationId: string,
+  ): boolean => {
     const invocation = running.get(invocationId);
     if (probability === 0 || invocation === undefined) return false;
     if (faultDraw(seed, fault, invocation.instanceId, invocation.taskId) >= probability) return false;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/start';
 import { displayWidth } from '../../src/cli/text-table';
+import { summary } from '../../src/cli/summary';
 import { LIVE_INTERVAL_MS, PIPED_INTERVAL_MS, progressLine, startProgress } from '../../src/cli/progress';
 import { added, created, ledger } from '../support/e2e';
 
@@ -157,5 +158,19 @@ describe('npm start: progress against the input entry count', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+describe('npm start: the summary prints the per-entry account when the report has one', () => {
+  it('entries and each outcome, beside the broker counts', () => {
+    const stats = { messages: 6, applied: 3, duplicates: 1, parked: 1, deadLettered: 0, buffered: 0 };
+    const account = { entries: 5, applied: 3, duplicate: 1, parked: 1, buffered: 0, deadLettered: 0 };
+    const text = summary(
+      // Typed as the report is until stats.account lands in it (issue 11).
+      { orders: [], parked: [], deadLettered: [], stats: { ...stats, account } as typeof stats },
+      { input: 'in.ndjson', ledgerMessages: 2, entries: 5, seconds: 1 },
+    );
+    expect(text).toContain('entries 5: applied 3, duplicate 1, parked 1, buffered 0, dead-lettered 0');
+    expect(text).toContain('broker messages 6');
   });
 });

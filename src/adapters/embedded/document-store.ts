@@ -28,6 +28,24 @@ import {
   partitionKeyField,
   sortStored,
 } from '../document-rules';
+import {
+  type Prepared,
+  type StoredRecord,
+  type PreparedOperation,
+  type Partition,
+  type PartitionView,
+  stagedOver,
+  type Outcome,
+  type Registered,
+  PRECONDITION_FAILED,
+  FAILED_DEPENDENCY,
+  prepare,
+  prepareOperation,
+  viewOf,
+  parseRecord,
+  resultOf,
+  checkDefaultTtl,
+} from './stored-records';
 
 /** How a simulated round trip waits out its latency. */
 export type RoundTripWait = (ms: number) => Promise<void>;
@@ -57,184 +75,6 @@ export interface EmbeddedStore {
   /** A snapshot of the round trips made so far: every container call counts one. */
   readonly roundTrips: RoundTripCounts;
   resetCounters(): void;
-}
-
-/**
- * A document as the caller handed it over: its JSON text, taken when the call is made, and the
- * fields the store itself reads, as that JSON has them. JSON, not structuredClone: it drops
- * `undefined` and turns dates into strings exactly as the Cosmos wire does.
- */
-interface Prepared {
-  readonly text: string;
-  /** Only `id`, `ttl` and the partition key, for the document rules. */
-  readonly view: Document;
-}
-
-/**
- * A stored document as Cosmos holds it: the caller's fields as JSON text, plus `_etag` and `_ts`.
- * Every read parses a fresh copy and sets the two system fields on it, so no caller ever holds the
- * stored one, and a write costs one stringify rather than a clone on the way in and another on
- * the way out.
- */
-interface StoredRecord {
-  readonly id: string;
-  readonly ttl: unknown;
-  readonly _etag: string;
-  readonly _ts: number;
-  readonly text: string;
-}
-
-type PreparedOperation =
-  | { op: 'create'; document: Prepared }
-  | { op: 'replace' | 'upsert'; document: Prepared; ifMatch?: string }
-  | { op: 'delete'; id: string; ifMatch?: string }
-  | { op: 'read'; id: string };
-
-/** One partition's documents by id. */
-type Partition = Map<string, StoredRecord>;
-
-/** What the document rules read and write: a partition, or a batch's staging over one. */
-interface PartitionView {
-  get(id: string): StoredRecord | undefined;
-  set(id: string, record: StoredRecord): void;
-  delete(id: string): void;
-}
-
-/**
- * A batch's changes, held over the partition and applied only when every operation succeeded, so a
- * failure leaves the partition untouched. Only the changes are held: copying the partition instead
- * would make each write cost as much as the partition holds (an order and all its inbox markers).
- */
-function stagedOver(partition: Partition): PartitionView & { commit(): void } {
-  const changes = new Map<string, StoredRecord | undefined>();
-  return {
-    get: (id) => (changes.has(id) ? changes.get(id) : partition.get(id)),
-    set: (id, record) => {
-      changes.set(id, record);
-    },
-    delete: (id) => {
-      changes.set(id, undefined);
-    },
-    commit() {
-      for (const [id, record] of changes) {
-        if (record === undefined) partition.delete(id);
-        else partition.set(id, record);
-      }
-    },
-  };
-}
-
-interface Outcome {
-  status: number;
-  record?: StoredRecord;
-}
-
-interface Registered {
-  container: DocumentContainer;
-  partitionKeyPath: string;
-  defaultTtlSeconds: number | null;
-}
-
-const PRECONDITION_FAILED = 412;
-const FAILED_DEPENDENCY = 424;
-
-/** A value JSON gives back unchanged, so that the document's own field can stand for its JSON. */
-function survivesJson(value: unknown): boolean {
-  return (
-    value === undefined ||
-    value === null ||
-    typeof value === 'string' ||
-    typeof value === 'boolean' ||
-    (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0))
-  );
-}
-
-function prepare(document: Document, keyField: string): Prepared {
-  const text = JSON.stringify(document);
-  const plain =
-    typeof (document as { toJSON?: unknown }).toJSON !== 'function' &&
-    survivesJson(document.id) &&
-    survivesJson(document.ttl) &&
-    survivesJson(document[keyField]);
-  const source = plain ? document : (JSON.parse(text) as Document | null);
-  return {
-    text,
-    view: { id: source?.id as string, ttl: source?.ttl, [keyField]: source?.[keyField] },
-  };
-}
-
-function prepareOperation(operation: BatchOperation, keyField: string): PreparedOperation {
-  switch (operation.op) {
-    case 'create':
-      return { op: 'create', document: prepare(operation.document, keyField) };
-    case 'replace':
-    case 'upsert':
-      return {
-        op: operation.op,
-        document: prepare(operation.document, keyField),
-        ifMatch: operation.ifMatch,
-      };
-    case 'delete':
-      return { op: 'delete', id: operation.id, ifMatch: operation.ifMatch };
-    case 'read':
-      return { op: 'read', id: operation.id };
-  }
-}
-
-/** The rules see what they would see in the JSON the caller sent. */
-function viewOf(operation: PreparedOperation): BatchOperation {
-  return operation.op === 'read' || operation.op === 'delete'
-    ? operation
-    : { op: operation.op, document: operation.document.view };
-}
-
-/**
- * The document as Cosmos returns it: `_etag` and `_ts` overriding any the caller sent, in their
- * place if it sent them and last otherwise, exactly as the spread `{...document, _etag, _ts}` would.
- */
-function parseRecord<T extends Document>(record: StoredRecord): T {
-  const document = JSON.parse(record.text) as Record<string, unknown>;
-  document._etag = record._etag;
-  document._ts = record._ts;
-  return document as T;
-}
-
-const RECORD = Symbol('stored record');
-const PARSED = Symbol('parsed document');
-
-interface LazyResult extends BatchOperationResult {
-  [RECORD]: StoredRecord;
-  [PARSED]: Document | undefined;
-}
-
-/** One accessor pair for every result, so that all results share one hidden class. */
-const LAZY_DOCUMENT: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: LazyResult): Document {
-    return (this[PARSED] ??= parseRecord(this[RECORD]));
-  },
-  set(this: LazyResult, value: Document): void {
-    this[PARSED] = value;
-  },
-};
-
-/**
- * A successful batch operation's result; its document is parsed when first asked for, as most
- * callers want the etag only. The record it is parsed from is kept under symbols that are not
- * enumerable, so the result compares and serializes as the plain object it stands for.
- */
-function resultOf(status: number, record: StoredRecord): BatchOperationResult {
-  const result = { status, etag: record._etag };
-  Object.defineProperty(result, RECORD, { value: record });
-  Object.defineProperty(result, PARSED, { value: undefined, writable: true });
-  return Object.defineProperty(result, 'document', LAZY_DOCUMENT);
-}
-
-function checkDefaultTtl(value: number | null | undefined): number | null {
-  if (value === undefined || value === null) return null;
-  if (value === -1 || (Number.isInteger(value) && value > 0)) return value;
-  throw new PermanentError('bad-ttl', `defaultTtlSeconds ${value} must be null, -1 or seconds > 0`);
 }
 
 export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): EmbeddedStore {

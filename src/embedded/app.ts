@@ -28,7 +28,21 @@ import type { DocumentContainer, FulfillmentStarter, MessageSender, Telemetry } 
 import type { Downstream } from '../services/fulfillment/ports';
 import { createDurableDriver, type ClockOption, type DurableDriver } from './durable/driver';
 import { createEmbeddedBroker, type EmbeddedBroker } from './broker/broker';
+import type { InvocationContext } from '@azure/functions';
+import { durableOrchestrationClient } from '../adapters/azure/durable-client';
+import { createEmbeddedOperations } from '../adapters/embedded/message-operations';
+import { ordersHttp } from '../functions/http/orders-http';
+import { operationsHttp } from '../functions/http/operations-http';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
+import {
+  httpFunctionsOf,
+  invokeHttp,
+  routeRequest,
+  type EmbeddedHttpRequest,
+  type EmbeddedHttpResponse,
+} from './host/http-function';
+import type { InputBinder } from './worker/bindings';
+import type { WorkerLog } from './worker/invoke';
 import { registerAndCapture } from './worker/register';
 import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
 import {
@@ -107,6 +121,8 @@ export interface EmbeddedApp {
   sendLedger(messages: readonly LedgerInput[]): Promise<void>;
   /** Resolves when every queue is drained, held-back sends included, and every saga is finished or waits for a person. */
   drain(): Promise<void>;
+  /** Calls an HTTP function as the host would route the request (`/api/<path>`); 404 when none matches. */
+  http(request: EmbeddedHttpRequest): Promise<EmbeddedHttpResponse>;
   report(): Promise<Report>;
   stop(): Promise<void>;
 }
@@ -183,8 +199,51 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     },
     policy,
   );
-  const durable = createDurableDriver({
+  const submitted: string[] = [];
+  const startsSagas = (options.fulfillment ?? 'run') === 'run';
+  /** The starter as on Azure, on the durable client the invocation was bound to; noted for the run. */
+  const fulfillmentFor = (context: InvocationContext): FulfillmentStarter => {
+    const starter = startsSagas
+      ? fulfillmentStarter(withStartOutage(durableOrchestrationClient(context), durableOutage))
+      : undefined;
+    return {
+      async start(input) {
+        submitted.push(input.orderId);
+        await starter?.start(input);
+      },
+    };
+  };
+
+  // Registered through @azure/functions exactly as src/functions/index.ts registers them.
+  const registered = registerAndCapture({
+    serviceBus: [
+      ledgerProcessor({ sender, telemetry: functionTelemetry }, backoff),
+      orderTransactions(
+        (context) => ({
+          orders: faultyOrders,
+          sender: withSendOutage(broker, sendOutage, outageQueues),
+          telemetry: functionTelemetry,
+          cache,
+          fulfillment: fulfillmentFor(context),
+          inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
+        }),
+        backoff,
+      ),
+    ],
+    http: [
+      ...ordersHttp((context) => ({
+        orders,
+        orchestrations: durableOrchestrationClient(context),
+        cancellationFeePercent: policy.cancellationFeePercent,
+        now: Date.now,
+      })),
+      ...operationsHttp(() => ({ operations: createEmbeddedOperations(broker), orders, now: Date.now })),
+    ],
     ...saga,
+  });
+
+  const durable = createDurableDriver({
+    functions: registered,
     clock: options.clock ?? { mode: 'real' },
     faults: {
       activityTransient: faults.activityTransient,
@@ -195,32 +254,12 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   });
   durable.start();
 
-  const submitted: string[] = [];
-  const starter = fulfillmentStarter(withStartOutage(durable.client, durableOutage));
-  const startsSagas = (options.fulfillment ?? 'run') === 'run';
-  const fulfillment: FulfillmentStarter = {
-    async start(input) {
-      submitted.push(input.orderId);
-      if (startsSagas) await starter.start(input);
-    },
+  /** The host binds the durable client as the Durable extension does: where its management API is. */
+  const bindInput: InputBinder = async ({ binding }, functionName) => {
+    if (binding.type === 'durableClient') return durable.durableClientInput();
+    throw new Error(`function ${functionName}: no embedded binding for input type ${String(binding.type)}`);
   };
 
-  const registered = registerAndCapture({
-    serviceBus: [
-      ledgerProcessor({ sender, telemetry: functionTelemetry }, backoff),
-      orderTransactions(
-        () => ({
-          orders: faultyOrders,
-          sender: withSendOutage(broker, sendOutage, outageQueues),
-          telemetry: functionTelemetry,
-          cache,
-          fulfillment,
-          inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
-        }),
-        backoff,
-      ),
-    ],
-  });
   const host = createFunctionsHost({
     broker,
     functions: registered,
@@ -229,8 +268,13 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     random: faultRandom(seed, 'crashAfterCommit'),
     faults: { crashAfterCommit: faults.crashAfterCommit },
     log: options.log,
-    bindInput: () => ({}),
+    bindInput,
   });
+  const httpFunctions = httpFunctionsOf(registered);
+  const httpLog: WorkerLog = (functionName, level, category, message) => {
+    if (category === 'user' && level !== 'none')
+      (options.log ?? (() => undefined))(functionName, level, message);
+  };
   host.start();
 
   const drain = async (): Promise<void> => {
@@ -252,6 +296,11 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     convoyClock,
     sendLedger: (messages) => sendLedger(broker, messages),
     drain,
+    async http(request) {
+      const routed = routeRequest(httpFunctions, request);
+      if (!routed) return { status: 404, headers: {}, body: '' };
+      return invokeHttp(routed.fn, request, routed.params, bindInput, httpLog);
+    },
     async report() {
       const documents = await orders.query<OrderDocument>({ where: { kind: 'order' } });
       const reportOrders = await Promise.all(

@@ -111,7 +111,8 @@ describe('Application Insights telemetry', () => {
 describe('one correlation id from the ledger message through the order to the saga', () => {
   it('carries the ledger message id on every trace of its entries and on the saga events', async () => {
     const app = createEmbeddedApp({
-      lockDurationMs: 30,
+      // Above the pauses of the HTTP durable client under jest; a lost lock redelivers and traces again.
+      lockDurationMs: 100,
       timeScale: 1000,
       log: () => undefined,
       clock: { mode: 'virtual' },

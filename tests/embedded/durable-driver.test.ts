@@ -3,11 +3,12 @@ import type { ActivityHandler, OrchestrationContext, OrchestrationHandler, Task 
 import { PermanentError, TransientError, errorMessage } from '../../src/domain/errors';
 import type { ActivityDefinition, OrchestrationDefinition } from '../../src/functions/definition';
 import {
-  createDurableDriver,
+  createDurableDriver as createRegisteredDriver,
   type DurableDriver,
   type DurableDriverOptions,
   type HistoryEvent,
 } from '../../src/embedded/durable/driver';
+import { registerAndCapture } from '../../src/embedded/worker/register';
 
 const START = Date.parse('2024-05-01T08:00:00.000Z');
 
@@ -19,9 +20,22 @@ function activity(name: string, handler: ActivityHandler): ActivityDefinition {
   return { name, handler };
 }
 
+type DriverOptions = Omit<DurableDriverOptions, 'functions'> & {
+  orchestrations: OrchestrationDefinition[];
+  activities: ActivityDefinition[];
+};
+
+/** A driver over these definitions, registered through `df.app.*` as the app registers its own. */
+function createDurableDriver({ orchestrations, activities, ...options }: DriverOptions): DurableDriver {
+  return createRegisteredDriver({
+    ...options,
+    functions: registerAndCapture({ orchestrations, activities }),
+  });
+}
+
 const drivers: DurableDriver[] = [];
 
-function virtualDriver(options: Omit<DurableDriverOptions, 'clock'>): DurableDriver {
+function virtualDriver(options: Omit<DriverOptions, 'clock'>): DurableDriver {
   const driver = createDurableDriver({ ...options, clock: { mode: 'virtual', start: START } });
   drivers.push(driver);
   driver.start();

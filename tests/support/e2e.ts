@@ -19,10 +19,11 @@ export const SAMPLE_PATH = resolve(__dirname, '..', '..', 'samples', 'ledger.ndj
 export const quiet = (): void => {};
 
 /**
- * Short locks so that a crashed delivery comes back soon; the convoy's clock 1000 times faster, so
+ * Short locks so that a crashed delivery comes back soon, yet above the pauses of the HTTP durable
+ * client under a loaded jest (a lost lock redelivers); the convoy's clock 1000 times faster, so
  * that the handlers' backoff (seconds to minutes) takes milliseconds; no log output.
  */
-export const FAST: EmbeddedAppOptions = { lockDurationMs: 30, timeScale: 1000, log: quiet };
+export const FAST: EmbeddedAppOptions = { lockDurationMs: 100, timeScale: 1000, log: quiet };
 
 export function created(orderId: string, transactionId: string, sequence = 1, final = false): Entry {
   return {

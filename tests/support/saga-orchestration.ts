@@ -3,6 +3,7 @@
  * driver's virtual time, over the built-in downstream on the embedded store: hours of backoff and
  * review timeouts run in milliseconds, and each test may wrap the store or the downstream to fail.
  */
+import { registerAndCapture } from '../../src/embedded/worker/register';
 import {
   createDurableDriver,
   type DurableDriver,
@@ -50,7 +51,7 @@ export function sagaHarness(options: HarnessOptions = {}): SagaHarness {
   const orders = options.orders?.(w.orders) ?? w.orders;
   const policy = { ...POLICY, ...options.policy };
   const driver = createDurableDriver({
-    ...sagaDefinitions({ ...deps, orders }, policy),
+    functions: registerAndCapture(sagaDefinitions({ ...deps, orders }, policy)),
     clock: { mode: 'virtual', start: NOW },
     faults: options.faults ?? {},
   });

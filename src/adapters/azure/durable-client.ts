@@ -1,6 +1,7 @@
 /** The OrchestrationClient port on the Durable Functions client bound to the current invocation. */
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
+import type { DurableClient } from 'durable-functions';
 import { TransientError } from '../../domain/errors';
 import type { OrchestrationClient, OrchestrationRuntimeStatus } from '../../services/ports';
 
@@ -16,10 +17,13 @@ function unavailable(what: string, error: unknown): TransientError {
 }
 
 export function durableOrchestrationClient(context: InvocationContext): OrchestrationClient {
-  const client = df.getClient(context);
+  // Made on first use: most invocations of orderTransactions start nothing, and the client costs an
+  // HTTP client and the validation of every URL of its binding.
+  let made: DurableClient | undefined;
+  const client = (): DurableClient => (made ??= df.getClient(context));
   const getStatus: OrchestrationClient['getStatus'] = async (instanceId) => {
     try {
-      const status = await client.getStatus(instanceId);
+      const status = await client().getStatus(instanceId);
       return {
         instanceId: status.instanceId,
         name: status.name,
@@ -42,7 +46,7 @@ export function durableOrchestrationClient(context: InvocationContext): Orchestr
       // submission must not run a second saga. A racing start fails and the redelivery sees it.
       if ((await getStatus(instanceId)) !== undefined) return false;
       try {
-        await client.startNew(name, { instanceId, input });
+        await client().startNew(name, { instanceId, input });
         return true;
       } catch (error) {
         throw unavailable(`could not start ${instanceId}`, error);
@@ -50,7 +54,7 @@ export function durableOrchestrationClient(context: InvocationContext): Orchestr
     },
     async raiseEvent(instanceId, eventName, data) {
       try {
-        await client.raiseEvent(instanceId, eventName, data);
+        await client().raiseEvent(instanceId, eventName, data);
       } catch (error) {
         throw unavailable(`could not raise ${eventName} on ${instanceId}`, error);
       }

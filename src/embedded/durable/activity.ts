@@ -1,19 +1,17 @@
 /**
- * Runs durable activities as the Durable extension and the Functions host do: the handler wrapped
- * by the SDK's own `wrapActivityHandler`, a fresh InvocationContext per call, the result as JSON, and
- * a failure reported as the extension reports it (TaskFailed `Reason` and `Details`, plus
- * `FailureDetails` when the app registered an exception properties provider).
+ * Runs durable activities as the Durable extension and the Functions host do: the function
+ * `df.app.activity` registered (the handler inside the SDK's own `wrapActivityHandler`), invoked
+ * through the worker's path (./functions), the result as JSON, and a failure reported as the
+ * extension reports it (TaskFailed `Reason` and `Details`, plus `FailureDetails` when the app
+ * registered an exception properties provider).
  */
-import { randomUUID } from 'node:crypto';
 import { keyedRandom } from '../faults';
-import { format } from 'node:util';
-import { InvocationContext } from '@azure/functions';
-import type { ActivityHandler } from 'durable-functions';
 import type { LogLevel } from '@azure/functions';
 import { TransientError, errorMessage } from '../../domain/errors';
-import type { ActivityDefinition } from '../../functions/definition';
+import type { RegisteredFunction } from '../worker/core';
+import type { WorkerLog } from '../worker/invoke';
+import { activitiesOf, type ActivityFunction } from './functions';
 import { toJson, type FailureDetailsPayload } from './history';
-import { wrapActivity } from './sdk';
 
 export type DurableLog = (functionName: string, level: LogLevel, message: string) => void;
 
@@ -32,7 +30,7 @@ export interface ActivityFaults {
 }
 
 export interface ActivityRunnerOptions {
-  activities: readonly ActivityDefinition[];
+  functions: readonly RegisteredFunction[];
   maxConcurrent: number;
   faults: ActivityFaults;
   log: DurableLog | undefined;
@@ -161,75 +159,58 @@ function createLimiter(limit: number): <T>(work: () => Promise<T>) => Promise<T>
 export function createActivityRunner(options: ActivityRunnerOptions): ActivityRunner {
   const stats: ActivityRunnerStats = { activitiesRun: 0, activityFailures: 0, faultsInjected: 0 };
   const limit = createLimiter(Math.max(1, options.maxConcurrent));
-  const handlers = new Map<string, ActivityHandler>();
   const { activityTransient = 0, activityResultLost = 0, seed = 0 } = options.faults;
-  /** The invocation each running InvocationContext stands for, by its invocationId. */
-  const running = new Map<string, { instanceId: string; taskId: number }>();
   const drawn = (
     fault: 'activityTransient' | 'activityResultLost',
     probability: number,
-    invocationId: string,
+    instanceId: string,
+    taskId: number,
   ): boolean => {
-    const invocation = running.get(invocationId);
-    if (probability === 0 || invocation === undefined) return false;
-    if (faultDraw(seed, fault, invocation.instanceId, invocation.taskId) >= probability) return false;
+    if (probability === 0) return false;
+    if (faultDraw(seed, fault, instanceId, taskId) >= probability) return false;
     stats.faultsInjected++;
     return true;
   };
-  for (const definition of options.activities) {
-    const { name, handler } = definition;
-    // The faults are thrown inside the wrapped handler so that they are reported like any other failure.
-    const faulty: ActivityHandler = async (input, context) => {
-      if (drawn('activityTransient', activityTransient, context.invocationId)) {
+  const workerLog: WorkerLog = (functionName, level, category, message) => {
+    if (level !== 'none' && category === 'user') options.log?.(functionName, level, message);
+  };
+  const activities = activitiesOf(options.functions, workerLog);
+
+  const invoke = async (
+    name: string,
+    activity: ActivityFunction,
+    inputJson: string,
+    instanceId: string,
+    taskId: number,
+  ) => {
+    stats.activitiesRun++;
+    try {
+      // The faults fail the invocation as a host-side failure would: before the handler runs, or
+      // after it did its work, when its result is lost on the way back.
+      if (drawn('activityTransient', activityTransient, instanceId, taskId)) {
         throw new TransientError(INJECTED_FAULT_CODE, `injected transient fault in activity ${name}`);
       }
-      const result: unknown = await handler(input, context);
-      if (drawn('activityResultLost', activityResultLost, context.invocationId)) {
+      const resultJson = await activity(inputJson, instanceId);
+      if (drawn('activityResultLost', activityResultLost, instanceId, taskId)) {
         throw new TransientError(
           INJECTED_FAULT_CODE,
           `injected fault: activity ${name} ran, then its result was lost`,
         );
       }
-      return result;
-    };
-    handlers.set(name, wrapActivity(faulty));
-  }
-
-  const invoke = async (
-    name: string,
-    handler: ActivityHandler,
-    input: unknown,
-    instanceId: string,
-    taskId: number,
-  ) => {
-    const invocationId = randomUUID();
-    running.set(invocationId, { instanceId, taskId });
-    const context = new InvocationContext({
-      functionName: name,
-      invocationId,
-      triggerMetadata: { instanceId },
-      logHandler: (level, ...args) => options.log?.(name, level, format(...args)),
-    });
-    stats.activitiesRun++;
-    try {
-      // The result crosses the host as JSON, as it does on Azure.
-      const result: unknown = await handler(input, context);
-      return { ok: true, resultJson: toJson(result) } satisfies ActivityOutcome;
+      return { ok: true, resultJson } satisfies ActivityOutcome;
     } catch (error) {
       stats.activityFailures++;
       return activityFailure(name, error);
-    } finally {
-      running.delete(invocationId);
     }
   };
 
   return {
     run(name, input, instanceId, taskId) {
-      const handler = handlers.get(name);
-      if (!handler) return Promise.resolve(missingActivity(name));
-      // Each invocation gets its own copy of the input, as a deserialized host payload would be.
-      const copy: unknown = JSON.parse(toJson(input));
-      return limit(() => invoke(name, handler, copy, instanceId, taskId));
+      const activity = activities.get(name);
+      if (!activity) return Promise.resolve(missingActivity(name));
+      // The input crosses the host as JSON, as it does on Azure.
+      const inputJson = toJson(input);
+      return limit(() => invoke(name, activity, inputJson, instanceId, taskId));
     },
     stats: () => ({ ...stats }),
   };

@@ -10,18 +10,15 @@
  * One new event per episode: the SDK numbers tasks in the order it meets them while replaying, so
  * feeding events one at a time is what keeps the ids the driver assigns predictable.
  */
-import { randomUUID } from 'node:crypto';
-import { format } from 'node:util';
-import { InvocationContext } from '@azure/functions';
-import type { ActivityDefinition, OrchestrationDefinition } from '../../functions/definition';
-import type {
-  OrchestrationClient,
-  OrchestrationRuntimeStatus,
-  OrchestrationStatus,
-} from '../../services/ports';
+import type { OrchestrationClient, OrchestrationRuntimeStatus } from '../../services/ports';
+import type { RpcTypedData } from '../worker/core-types';
+import type { RegisteredFunction } from '../worker/core';
+import type { WorkerLog } from '../worker/invoke';
 import { createActivityRunner, type ActivityFaults, type ActivityOutcome, type DurableLog } from './activity';
+import { durableClientInput } from './client-binding';
 import { createDriverClock, type ClockOption } from './clock';
-import { decideOnActions, decideOnEvent, newReplayBook, type Effect, type ReplayBook } from './episode';
+import { decideOnActions, decideOnEvent, newReplayBook, type Effect } from './episode';
+import { orchestratorsOf } from './functions';
 import {
   copyEvents,
   eventRaised,
@@ -36,25 +33,37 @@ import {
   type HistoryEvent,
 } from './history';
 import {
-  DEFAULT_HTTP_ASYNC_SLEEP_MS,
-  LONG_RUNNING_TIMER_INTERVAL_DURATION,
-  MAXIMUM_SHORT_TIMER_DURATION,
-  runOrchestrator,
-  UPPER_SCHEMA_VERSION,
-  wrapOrchestrator,
-  type OrchestratorFunction,
-  type OrchestratorTriggerInput,
-} from './sdk';
+  isFinished,
+  newInstance,
+  stateOf,
+  statusOf,
+  throughJson,
+  triggerInput,
+  type Instance,
+  type InstanceWait,
+} from './instance';
+import {
+  createManagementApi,
+  type ManagedInstances,
+  type PurgeFilter,
+  type RaiseResult,
+  type StartResult,
+} from './management-api';
+import { runOrchestrator, type OrchestratorFunction } from './sdk';
 
 export type { ClockOption } from './clock';
 export type { DurableLog } from './activity';
 export type { HistoryEvent } from './history';
+export type { InstanceWait } from './instance';
+export type { PurgeFilter } from './management-api';
 
 export type { ActivityFaults as DurableDriverFaults } from './activity';
 
 export interface DurableDriverOptions {
-  orchestrations: readonly OrchestrationDefinition[];
-  activities: readonly ActivityDefinition[];
+  /** What `df.app.orchestration` / `df.app.activity` registered through `@azure/functions`. */
+  functions: readonly RegisteredFunction[];
+  /** The task hub the client binding names (host.json `durableTask.hubName`). */
+  taskHub?: string;
   /** Real time by default. */
   clock?: ClockOption;
   /** Activities running at once across all instances; 16 by default. */
@@ -62,9 +71,6 @@ export interface DurableDriverOptions {
   faults?: ActivityFaults;
   log?: DurableLog;
 }
-
-/** What a running instance waits for; `event` means a person (or another system) must act. */
-export type InstanceWait = 'episode' | 'activity' | 'timer' | 'event';
 
 export interface InstanceSummary {
   instanceId: string;
@@ -79,6 +85,9 @@ export interface InstanceSummary {
 
 export interface DurableDriverStats {
   instancesStarted: number;
+  instancesPurged: number;
+  /** Requests to the served management API (the app's durable client). */
+  managementRequests: number;
   /** Orchestrator executions, each one a replay of the history so far plus one new event. */
   episodes: number;
   activitiesRun: number;
@@ -95,7 +104,12 @@ export interface ReplayCheck {
 }
 
 export interface DurableDriver {
+  /** The extension's own client, in process (the app's functions use the HTTP API through `durableClientInput`). */
   readonly client: OrchestrationClient;
+  /** The `durableClient` binding a function receives: where the served management API is. */
+  durableClientInput(): Promise<RpcTypedData>;
+  /** Purges as the extension's `PurgeInstanceHistoryAsync` with filters does; returns how many were deleted. */
+  purgeInstances(filter: PurgeFilter): number;
   start(): void;
   /** Cancels every timer and waits for the episodes and activities in flight; pending whenIdle calls reject. */
   stop(): Promise<void>;
@@ -123,32 +137,10 @@ export interface DurableDriver {
 }
 
 const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 16;
+/** The extension's hub name when host.json sets none. */
+const DEFAULT_TASK_HUB = 'TestHubName';
 /** A guard against an orchestration that keeps scheduling timers forever. */
 const MAX_TIMER_STEPS = 100_000;
-
-interface Instance {
-  readonly instanceId: string;
-  readonly name: string;
-  readonly orchestrator: OrchestratorFunction;
-  inputJson: string;
-  runtimeStatus: OrchestrationRuntimeStatus;
-  output: unknown;
-  customStatus: unknown;
-  readonly createdTime: number;
-  lastUpdatedTime: number;
-  history: HistoryEvent[];
-  /** New events, each waiting for its own episode. */
-  inbox: HistoryEvent[];
-  episodeRunning: boolean;
-  /** Bumped by continueAsNew, so that late outcomes of the previous run are dropped. */
-  generation: number;
-  book: ReplayBook;
-  /** Pending timers by id, each with its cancel function. */
-  timers: Map<number, () => void>;
-  activitiesInFlight: number;
-}
-
-type InstanceState = 'finished' | InstanceWait;
 
 interface Waiter {
   ready(): boolean;
@@ -156,65 +148,19 @@ interface Waiter {
   reject(error: Error): void;
 }
 
-function isFinished(status: OrchestrationRuntimeStatus): boolean {
-  return status === 'Completed' || status === 'Failed' || status === 'Terminated';
-}
-
-/** Payloads cross the host as JSON: a copy through JSON is what the other side sees. */
-function throughJson(value: unknown): unknown {
-  return JSON.parse(toJson(value));
-}
-
-function stateOf(instance: Instance): InstanceState {
-  if (isFinished(instance.runtimeStatus)) return 'finished';
-  if (instance.episodeRunning || instance.inbox.length > 0) return 'episode';
-  if (instance.activitiesInFlight > 0) return 'activity';
-  // A retry backoff is work under way even when a cancel event is awaited alongside (Task.any).
-  if (instance.book.retryTimers.size > 0) return 'timer';
-  if (instance.book.liveWait) return 'event';
-  // With nothing in flight and no timer, only an external event can move it on.
-  return instance.timers.size > 0 ? 'timer' : 'event';
-}
-
-function triggerInput(instance: Instance, history: HistoryEvent[]): OrchestratorTriggerInput {
-  return {
-    history,
-    input: JSON.parse(instance.inputJson),
-    instanceId: instance.instanceId,
-    isReplaying: instance.history.length > 0,
-    upperSchemaVersion: UPPER_SCHEMA_VERSION,
-    parentInstanceId: undefined,
-    maximumShortTimerDuration: MAXIMUM_SHORT_TIMER_DURATION,
-    longRunningTimerIntervalDuration: LONG_RUNNING_TIMER_INTERVAL_DURATION,
-    defaultHttpAsyncRequestSleepTimeMillseconds: DEFAULT_HTTP_ASYNC_SLEEP_MS,
-  };
-}
-
-function statusOf(instance: Instance): OrchestrationStatus {
-  return {
-    instanceId: instance.instanceId,
-    name: instance.name,
-    runtimeStatus: instance.runtimeStatus,
-    input: JSON.parse(instance.inputJson),
-    output: throughJson(instance.output),
-    customStatus: throughJson(instance.customStatus),
-    createdTime: new Date(instance.createdTime).toISOString(),
-    lastUpdatedTime: new Date(instance.lastUpdatedTime).toISOString(),
-  };
-}
-
 export function createDurableDriver(options: DurableDriverOptions): DurableDriver {
   const clock = createDriverClock(options.clock ?? { mode: 'real' });
   const activities = createActivityRunner({
-    activities: options.activities,
+    functions: options.functions,
     maxConcurrent: options.maxConcurrentActivities ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
     faults: options.faults ?? {},
     log: options.log,
   });
-  const orchestrators = new Map<string, OrchestratorFunction>();
-  for (const definition of options.orchestrations) {
-    orchestrators.set(definition.name, wrapOrchestrator(definition.handler));
-  }
+  const workerLog: WorkerLog = (functionName, level, category, message) => {
+    if (level !== 'none' && category === 'user') options.log?.(functionName, level, message);
+  };
+  const orchestrators: Map<string, OrchestratorFunction> = orchestratorsOf(options.functions, workerLog);
+  const taskHub = options.taskHub ?? DEFAULT_TASK_HUB;
 
   const instances = new Map<string, Instance>();
   // Kept up to date by refresh(), so that idleness is known without scanning every instance.
@@ -224,7 +170,7 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
   let waiters: Waiter[] = [];
   let started = false;
   let stopped = false;
-  const counters = { instancesStarted: 0, episodes: 0, timersFired: 0 };
+  const counters = { instancesStarted: 0, instancesPurged: 0, episodes: 0, timersFired: 0 };
 
   const track = (work: Promise<void>): void => {
     inFlight.add(work);
@@ -257,13 +203,6 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
     if (ready()) return Promise.resolve();
     return new Promise<void>((resolve, reject) => waiters.push({ ready, resolve, reject }));
   };
-
-  const invocationContext = (functionName: string): InvocationContext =>
-    new InvocationContext({
-      functionName,
-      invocationId: randomUUID(),
-      logHandler: (level, ...args) => options.log?.(functionName, level, format(...args)),
-    });
 
   // ---------------------------------------------------------------------------------------------
   // Work: events in, timers and activities out
@@ -372,11 +311,7 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
     const opening = [orchestratorStarted(at), event];
     const onEvent = decideOnEvent(instance.book, event, at);
     const history = [...copyEvents(instance.history, true), ...copyEvents(opening, false)];
-    const result = await runOrchestrator(
-      instance.orchestrator,
-      triggerInput(instance, history),
-      invocationContext(instance.name),
-    );
+    const result = await runOrchestrator(instance.orchestrator, triggerInput(instance, history));
     if (generation !== instance.generation || stopped) return;
     counters.episodes++;
     instance.runtimeStatus = 'Running';
@@ -427,48 +362,91 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
   // Client and control
   // ---------------------------------------------------------------------------------------------
 
-  const client: OrchestrationClient = {
-    async startNew(name, instanceId, input) {
+  const create = (
+    name: string,
+    orchestrator: OrchestratorFunction,
+    instanceId: string,
+    input: unknown,
+  ): void => {
+    const at = clock.now();
+    const inputJson = toJson(input);
+    const instance = newInstance(instanceId, name, orchestrator, inputJson, at);
+    instances.set(instanceId, instance);
+    counters.instancesStarted++;
+    enqueue(instance, executionStarted(at, name, inputJson));
+  };
+
+  /** Drops an instance and its history; late outcomes of its work find it gone. */
+  const purge = (instance: Instance): void => {
+    instance.generation++;
+    cancelTimers(instance);
+    instance.runtimeStatus = 'Terminated';
+    instance.inbox = [];
+    instances.delete(instance.instanceId);
+    counters.instancesPurged++;
+    refresh(instance);
+  };
+
+  const managed: ManagedInstances = {
+    start(name, instanceId, input): StartResult {
       const orchestrator = orchestrators.get(name);
-      if (!orchestrator) {
-        throw new Error(`orchestration ${name} is not registered with the embedded durable driver`);
-      }
-      if (instances.has(instanceId)) return false;
-      const at = clock.now();
-      const inputJson = toJson(input);
-      const instance: Instance = {
-        instanceId,
-        name,
-        orchestrator,
-        inputJson,
-        runtimeStatus: 'Pending',
-        output: undefined,
-        customStatus: undefined,
-        createdTime: at,
-        lastUpdatedTime: at,
-        history: [],
-        inbox: [],
-        episodeRunning: false,
-        generation: 0,
-        book: newReplayBook(),
-        timers: new Map(),
-        activitiesInFlight: 0,
-      };
-      instances.set(instanceId, instance);
-      counters.instancesStarted++;
-      enqueue(instance, executionStarted(at, name, inputJson));
-      return true;
+      if (!orchestrator) return 'unknown-orchestrator';
+      const existing = instances.get(instanceId);
+      if (existing && !isFinished(existing.runtimeStatus)) return 'running';
+      if (existing) purge(existing);
+      create(name, orchestrator, instanceId, input);
+      return 'started';
     },
-    async getStatus(instanceId) {
+    status(instanceId) {
       const instance = instances.get(instanceId);
       return instance && statusOf(instance);
     },
-    async raiseEvent(instanceId, eventName, data) {
+    raiseEvent(instanceId, eventName, data): RaiseResult {
       const instance = instances.get(instanceId);
-      // As the durable client: unknown instance → error (HTTP 404); finished one → ignored (HTTP 410).
-      if (!instance) throw new Error(`No instance with ID '${instanceId}' found.`);
-      if (isFinished(instance.runtimeStatus)) return;
+      if (!instance) return 'not-found';
+      if (isFinished(instance.runtimeStatus)) return 'gone';
       enqueue(instance, eventRaised(clock.now(), eventName, data));
+      return 'accepted';
+    },
+    purge(instanceId) {
+      const instance = instances.get(instanceId);
+      if (!instance) return false;
+      purge(instance);
+      return true;
+    },
+    purgeWhere(filter) {
+      // DurableClient.PurgeInstanceHistoryAsync(createdTimeFrom, createdTimeTo, runtimeStatus): by
+      // creation time, within the statuses given (all of them when none is).
+      const doomed = [...instances.values()].filter(
+        (instance) =>
+          instance.createdTime >= filter.createdTimeFrom &&
+          (filter.createdTimeTo === undefined || instance.createdTime <= filter.createdTimeTo) &&
+          (filter.runtimeStatus === undefined ||
+            filter.runtimeStatus.length === 0 ||
+            filter.runtimeStatus.includes(instance.runtimeStatus)),
+      );
+      doomed.forEach(purge);
+      return doomed.length;
+    },
+  };
+  const api = createManagementApi(managed, taskHub);
+
+  const client: OrchestrationClient = {
+    async startNew(name, instanceId, input) {
+      if (!orchestrators.has(name)) {
+        throw new Error(`orchestration ${name} is not registered with the embedded durable driver`);
+      }
+      if (instances.has(instanceId)) return false;
+      return managed.start(name, instanceId, input) === 'started';
+    },
+    async getStatus(instanceId) {
+      return managed.status(instanceId);
+    },
+    async raiseEvent(instanceId, eventName, data) {
+      // As the durable client: unknown instance → error (HTTP 404); finished one → ignored (HTTP 410).
+      if (managed.raiseEvent(instanceId, eventName, data) === 'not-found') {
+        throw new Error(`No instance with ID '${instanceId}' found.`);
+      }
     },
   };
 
@@ -480,6 +458,8 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
 
   return {
     client,
+    durableClientInput: () => durableClientInput(api, taskHub),
+    purgeInstances: (filter) => managed.purgeWhere(filter),
     start() {
       if (stopped) throw new Error('durable driver stopped');
       started = true;
@@ -487,6 +467,7 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
     },
     async stop() {
       stopped = true;
+      await api.close();
       clock.stop();
       for (const instance of instances.values()) instance.timers.clear();
       const pending = waiters;
@@ -537,8 +518,7 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
     async replayOnly(instanceId) {
       const instance = instanceOf(instanceId);
       const history = copyEvents(instance.history, true);
-      const context = invocationContext(instance.name);
-      const result = await runOrchestrator(instance.orchestrator, triggerInput(instance, history), context);
+      const result = await runOrchestrator(instance.orchestrator, triggerInput(instance, history));
       const state = result.state;
       return {
         newActions: state ? Math.max(0, state.actions.leaves.length - instance.book.knownLeaves.length) : 0,
@@ -546,6 +526,6 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
         output: throughJson(state?.output),
       };
     },
-    stats: () => ({ ...counters, ...activities.stats() }),
+    stats: () => ({ ...counters, managementRequests: api.requests(), ...activities.stats() }),
   };
 }

@@ -1,12 +1,10 @@
 /**
- * The durable-functions 3.x internals the embedded driver drives, typed and narrowed in one place.
- * `df.app.orchestration` registers `createOrchestrator(handler)` and `df.app.activity` registers
- * `wrapActivityHandler(handler)`; the driver wraps the very same handlers with the very same
- * functions. The SDK publishes no types for them and has no exports map, so they are loaded by path.
+ * What the durable-functions 3.x SDK exchanges with the Durable extension, typed and narrowed in one
+ * place: the orchestrator trigger input, the actions an episode returns, the state it reports. The
+ * functions themselves are the ones `df.app.orchestration` / `df.app.activity` registered
+ * (./functions), invoked through the Node worker's path.
  */
 import { errorMessage } from '../../domain/errors';
-import type { InvocationContext } from '@azure/functions';
-import type { ActivityHandler, OrchestrationHandler } from 'durable-functions';
 import type { HistoryEvent } from './history';
 
 /** What the Durable extension passes to an orchestrator function (its trigger input). */
@@ -23,10 +21,8 @@ export interface OrchestratorTriggerInput {
   defaultHttpAsyncRequestSleepTimeMillseconds: number;
 }
 
-export type OrchestratorFunction = (
-  trigger: OrchestratorTriggerInput,
-  context: InvocationContext,
-) => Promise<unknown>;
+/** One orchestrator episode: the trigger input in, the SDK's orchestrator state out (or its error thrown). */
+export type OrchestratorFunction = (trigger: OrchestratorTriggerInput) => Promise<unknown>;
 
 /** ReplaySchema.V4 (the enum counts from V1 = 0), the newest this SDK knows; actions come back nested. */
 export const UPPER_SCHEMA_VERSION = 3;
@@ -38,44 +34,6 @@ export const UPPER_SCHEMA_VERSION = 3;
 export const MAXIMUM_SHORT_TIMER_DURATION = '36500.00:00:00';
 export const LONG_RUNNING_TIMER_INTERVAL_DURATION = '3.00:00:00';
 export const DEFAULT_HTTP_ASYNC_SLEEP_MS = 30_000;
-
-function loadExport(modulePath: string, exportName: string): unknown {
-  // module.require, not a bare require: it resolves through jest's module registry too, so the
-  // driver and the app share one copy of the SDK (and of its task classes).
-  const loaded: unknown = module.require(modulePath);
-  if (typeof loaded !== 'object' || loaded === null) {
-    throw new Error(`durable-functions internals moved: ${modulePath} is not a module`);
-  }
-  const value: unknown = (loaded as Record<string, unknown>)[exportName];
-  if (typeof value !== 'function') {
-    throw new Error(`durable-functions internals moved: ${modulePath} has no function ${exportName}`);
-  }
-  return value;
-}
-
-type CreateOrchestrator = (handler: OrchestrationHandler) => OrchestratorFunction;
-type WrapActivityHandler = (handler: ActivityHandler) => ActivityHandler;
-
-let createOrchestratorFn: CreateOrchestrator | undefined;
-let wrapActivityHandlerFn: WrapActivityHandler | undefined;
-
-/** The orchestrator function `df.app.orchestration` would register for this handler. */
-export function wrapOrchestrator(handler: OrchestrationHandler): OrchestratorFunction {
-  createOrchestratorFn ??= loadExport(
-    'durable-functions/lib/src/util/testingUtils',
-    'createOrchestrator',
-  ) as CreateOrchestrator;
-  return createOrchestratorFn(handler);
-}
-
-/** The activity function `df.app.activity` would register for this handler. */
-export function wrapActivity(handler: ActivityHandler): ActivityHandler {
-  wrapActivityHandlerFn ??= loadExport(
-    'durable-functions/lib/src/app',
-    'wrapActivityHandler',
-  ) as WrapActivityHandler;
-  return wrapActivityHandlerFn(handler);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Actions (lib/src/actions/ActionType.js)
@@ -274,11 +232,10 @@ function readFailure(error: unknown): EpisodeResult {
 export async function runOrchestrator(
   orchestrator: OrchestratorFunction,
   trigger: OrchestratorTriggerInput,
-  context: InvocationContext,
 ): Promise<EpisodeResult> {
   let value: unknown;
   try {
-    value = await orchestrator(trigger, context);
+    value = await orchestrator(trigger);
   } catch (error) {
     return readFailure(error);
   }

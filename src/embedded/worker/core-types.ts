@@ -26,6 +26,13 @@ export interface RpcHttpData {
   enableContentNegotiation?: boolean | null;
   rawBody?: RpcTypedData | null;
   cookies?: unknown[] | null;
+  nullableHeaders?: Record<string, RpcNullableString> | null;
+  nullableParams?: Record<string, RpcNullableString> | null;
+  nullableQuery?: Record<string, RpcNullableString> | null;
+}
+
+export interface RpcNullableString {
+  value?: string | null;
 }
 
 /** A binding as the library writes it into the function metadata: its type and direction, plus its options. */

@@ -306,6 +306,11 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
   };
 
   const runEpisode = async (instance: Instance, event: HistoryEvent): Promise<void> => {
+    // The extension dequeues each work item from the task hub's control queue: I/O, so other work
+    // (the Functions host's lock renewal, HTTP requests) gets its turn between episodes rather than
+    // waiting for a whole saga run on a store without latency.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (stopped) return;
     const at = clock.now();
     const generation = instance.generation;
     const opening = [orchestratorStarted(at), event];

@@ -9,6 +9,7 @@
 import { format } from 'node:util';
 import type { LogLevel } from '@azure/functions';
 import type { EmbeddedBroker, ReceivedMessage, SessionReceiver } from './broker/broker';
+import { MessageLockLostError, SessionLockLostError } from './broker/types';
 import type { RegisteredFunction } from './worker/core';
 import type { InputBinder } from './worker/bindings';
 import type { WorkerLog } from './worker/invoke';
@@ -65,6 +66,14 @@ type Outcome = 'succeeded' | 'failed';
 interface Settlement {
   complete(message: ReceivedMessage): void;
   abandon(message: ReceivedMessage): void;
+}
+
+/** A lost lock is the broker saying what happened, not a defect: its message is the whole story. */
+function describeLockLoss(error: unknown): string {
+  if (error instanceof MessageLockLostError || error instanceof SessionLockLostError) {
+    return `${error.name}: ${error.message}`;
+  }
+  return describeError(error);
 }
 
 function describeError(error: unknown): string {
@@ -223,7 +232,7 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
       log(
         fn.name,
         'warning',
-        `lost session ${receiver.sessionId} of ${receiver.queue}: ${describeError(error)}`,
+        `lost session ${receiver.sessionId} of ${receiver.queue}: ${describeLockLoss(error)}`,
       );
     } finally {
       stopRenewing();

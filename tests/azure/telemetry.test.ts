@@ -112,8 +112,8 @@ describe('one correlation id from the ledger message through the order to the sa
   it('carries the ledger message id on every trace of its entries and on the saga events', async () => {
     const app = createEmbeddedApp({
       // Above the pauses of the HTTP durable client under jest; a lost lock redelivers and traces again.
-      lockDurationMs: 100,
-      timeScale: 1000,
+      lockDurationMs: 200,
+      timeScale: 2000,
       log: () => undefined,
       clock: { mode: 'virtual' },
       catalog: { 'SKU-1': 10 },

@@ -51,8 +51,8 @@ const CATALOG = { 'SKU-1': 50, 'SKU-2': 50, 'SKU-BIG': 500 };
 function newApp(options: EmbeddedAppOptions = {}): EmbeddedApp {
   return createEmbeddedApp({
     // Above the pauses of the HTTP durable client under jest; a lost lock redelivers a submission.
-    lockDurationMs: 100,
-    timeScale: 1000,
+    lockDurationMs: 200,
+    timeScale: 2000,
     log: () => undefined,
     clock: { mode: 'virtual' },
     catalog: CATALOG,

@@ -23,7 +23,7 @@ export const quiet = (): void => {};
  * client under a loaded jest (a lost lock redelivers); the convoy's clock 1000 times faster, so
  * that the handlers' backoff (seconds to minutes) takes milliseconds; no log output.
  */
-export const FAST: EmbeddedAppOptions = { lockDurationMs: 100, timeScale: 1000, log: quiet };
+export const FAST: EmbeddedAppOptions = { lockDurationMs: 200, timeScale: 1000, log: quiet };
 
 export function created(orderId: string, transactionId: string, sequence = 1, final = false): Entry {
   return {

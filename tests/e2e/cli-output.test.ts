@@ -1,42 +1,15 @@
 /** What `npm start` prints: a summary a person can read, whatever the ids and however large the run. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/start';
+import { captureCli } from '../support/cli';
 import { displayWidth } from '../../src/cli/text-table';
 import { summary } from '../../src/cli/summary';
 import { LIVE_INTERVAL_MS, PIPED_INTERVAL_MS, progressLine, startProgress } from '../../src/cli/progress';
 import { added, created, ledger } from '../support/e2e';
 
 describe('npm start: the summary it prints', () => {
-  let dir: string;
-  let stdout: string[];
-  let stderr: string[];
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'convoy-out-'));
-    stdout = [];
-    stderr = [];
-    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stdout.push(String(chunk));
-      return true;
-    });
-    jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stderr.push(String(chunk));
-      return true;
-    });
-  });
-
-  afterEach(() => {
-    jest.restoreAllMocks();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const write = (name: string, text: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
+  const cli = captureCli('convoy-out-');
+  const write = cli.file;
   const catalog = (): string => write('catalog.json', JSON.stringify({ 'SKU-T-2': 1000 }));
   /** One ledger message per order: created, then one line flagged final. */
   const orders = (ids: readonly string[]): string =>
@@ -48,7 +21,7 @@ describe('npm start: the summary it prints', () => {
         )
         .join('\n'),
     );
-  const printed = (): string => stdout.join('');
+  const printed = (): string => cli.stdout.join('');
   const orderTable = (): string[] => {
     const lines = printed().split('\n');
     const start = lines.findIndex((line) => line.startsWith('order '));
@@ -94,7 +67,7 @@ describe('npm start: the summary it prints', () => {
 
   it('a large run: counts by status and the first orders needing attention, not a row per order', async () => {
     const ids = Array.from({ length: 30 }, (_, index) => `O-${index + 1}`);
-    const reportPath = join(dir, 'report.json');
+    const reportPath = join(cli.dir, 'report.json');
     // No --catalog: no stock at all, so every saga compensates and every order needs a look.
     expect(await main(['--input', orders(ids), '--report', reportPath])).toBe(0);
     const text = printed();
@@ -108,11 +81,11 @@ describe('npm start: the summary it prints', () => {
 
   it('--input without --catalog says at the start that no sku has stock', async () => {
     expect(await main(['--input', orders(['O-1'])])).toBe(0);
-    expect(stderr.join('')).toMatch(/^warning: --input without --catalog: no sku has stock/);
+    expect(cli.stderr.join('')).toMatch(/^warning: --input without --catalog: no sku has stock/);
     expect(printed()).toContain('unknown sku');
-    stderr.length = 0;
+    cli.stderr.length = 0;
     expect(await main(['--input', orders(['O-1']), '--catalog', catalog()])).toBe(0);
-    expect(stderr.join('')).toBe('');
+    expect(cli.stderr.join('')).toBe('');
   });
 });
 

@@ -1,8 +1,8 @@
 /** The `npm start` command (CONTRACTS 3), through `main` as the CLI entry point calls it. */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/start';
+import { captureCli } from '../support/cli';
 import { MAX_ENTRY_DEPTH } from '../../src/domain/entry';
 import { STANDARD_TIER_MAX_BATCH_BYTES } from '../../src/embedded/broker/broker';
 import { FAULT_NAMES } from '../../src/embedded/faults';
@@ -10,38 +10,12 @@ import type { Report } from '../../src/embedded/report';
 import { SAMPLE_PATH } from '../support/e2e';
 
 describe('npm start (main)', () => {
-  let dir: string;
-  let stdout: string[];
-  let stderr: string[];
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'convoy-cli-'));
-    stdout = [];
-    stderr = [];
-    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stdout.push(String(chunk));
-      return true;
-    });
-    jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stderr.push(String(chunk));
-      return true;
-    });
-  });
-
-  afterEach(() => {
-    jest.restoreAllMocks();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const file = (name: string, text: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
+  const cli = captureCli('convoy-cli-');
+  const file = cli.file;
   const readReport = (path: string): Report => JSON.parse(readFileSync(path, 'utf8')) as Report;
 
   it('--input and --report: writes the report with orders, parked, deadLettered and stats', async () => {
-    const reportPath = join(dir, 'report.json');
+    const reportPath = join(cli.dir, 'report.json');
 
     const catalog = join(dirname(SAMPLE_PATH), 'catalog.json');
     expect(await main(['--input', SAMPLE_PATH, '--catalog', catalog, '--report', reportPath])).toBe(0);
@@ -68,13 +42,13 @@ describe('npm start (main)', () => {
     });
     expect(report.parked.length).toBeGreaterThan(0);
     expect(report.deadLettered).toEqual([]);
-    expect(stderr.join('')).toBe('');
-    expect(stdout.join('')).toContain(`full report: ${reportPath}`);
+    expect(cli.stderr.join('')).toBe('');
+    expect(cli.stdout.join('')).toContain(`full report: ${reportPath}`);
   });
 
   it('done when: --seed 7 with duplicate, crashAfterCommit and transient faults reports as the run without', async () => {
-    const clean = join(dir, 'clean.json');
-    const faulty = join(dir, 'faulty.json');
+    const clean = join(cli.dir, 'clean.json');
+    const faulty = join(cli.dir, 'faulty.json');
     const faults = 'duplicate=0.2,crashAfterCommit=0.1,transient=0.1';
 
     const codes = await Promise.all([
@@ -93,11 +67,11 @@ describe('npm start (main)', () => {
   describe('exit code 2 with a message naming the problem', () => {
     async function refused(argv: string[]): Promise<string> {
       expect(await main(argv)).toBe(2);
-      return stderr.join('');
+      return cli.stderr.join('');
     }
 
     it('an unreadable input file', async () => {
-      const missing = join(dir, 'missing.ndjson');
+      const missing = join(cli.dir, 'missing.ndjson');
       const message = await refused(['--input', missing]);
       expect(message).toContain('--input');
       expect(message).toContain(missing);
@@ -178,7 +152,7 @@ describe('npm start (main)', () => {
 
     it('a negative number: refused, and the way to write a value starting with "-" is said', async () => {
       expect(await refused(['--credit-limit', '-5'])).toContain('--credit-limit=VALUE');
-      stderr.length = 0;
+      cli.stderr.length = 0;
       expect(await refused(['--credit-limit=-5'])).toContain('--credit-limit must be a decimal integer >= 0');
     });
 
@@ -192,16 +166,16 @@ describe('npm start (main)', () => {
     );
 
     it('--report into a directory that does not exist, before the run', async () => {
-      const path = join(dir, 'nonexistent', 'r.json');
+      const path = join(cli.dir, 'nonexistent', 'r.json');
       const message = await refused(['--input', SAMPLE_PATH, '--report', path]);
       expect(message).toContain('--report');
-      expect(message).toContain(join(dir, 'nonexistent'));
+      expect(message).toContain(join(cli.dir, 'nonexistent'));
       expect(message).toContain('does not exist');
     });
 
     it('--report that is a directory, before the run', async () => {
-      const message = await refused(['--input', SAMPLE_PATH, '--report', dir]);
-      expect(message).toContain(`--report ${dir} is a directory`);
+      const message = await refused(['--input', SAMPLE_PATH, '--report', cli.dir]);
+      expect(message).toContain(`--report ${cli.dir} is a directory`);
     });
 
     const batch = (messageId: string, entries: unknown[]): string =>
@@ -232,7 +206,7 @@ describe('npm start (main)', () => {
     });
 
     it('--html into a directory that does not exist, before the run', async () => {
-      const message = await refused(['--input', SAMPLE_PATH, '--html', join(dir, 'no', 'r.html')]);
+      const message = await refused(['--input', SAMPLE_PATH, '--html', join(cli.dir, 'no', 'r.html')]);
       expect(message).toContain('--html');
       expect(message).toContain('does not exist');
     });
@@ -243,20 +217,20 @@ describe('npm start (main)', () => {
     });
 
     afterEach(() => {
-      expect(stdout.join('')).toBe('');
+      expect(cli.stdout.join('')).toBe('');
     });
   });
 
   describe('flags as people expect them', () => {
     it('--input=FILE is understood', async () => {
-      const reportPath = join(dir, 'eq.json');
+      const reportPath = join(cli.dir, 'eq.json');
       expect(await main([`--input=${SAMPLE_PATH}`, `--report=${reportPath}`, '--quiet'])).toBe(0);
       expect(readReport(reportPath).orders.length).toBeGreaterThan(0);
     });
 
     it('--help lists every flag with its meaning and default, and exits 0', async () => {
       expect(await main(['--help'])).toBe(0);
-      const help = stdout.join('');
+      const help = cli.stdout.join('');
       for (const flag of [
         '--input FILE',
         '--report FILE',
@@ -275,7 +249,7 @@ describe('npm start (main)', () => {
       expect(help).toMatch(/--seed N\s+.*\(default: 1\)/);
       expect(help).toMatch(/--max-concurrent-sessions N\s+.*\(default: 8\)/);
       for (const fault of FAULT_NAMES) expect(help).toContain(fault);
-      expect(stderr.join('')).toBe('');
+      expect(cli.stderr.join('')).toBe('');
     });
   });
 
@@ -294,7 +268,7 @@ describe('npm start (main)', () => {
         'deep.ndjson',
         JSON.stringify({ messageId: 'D-1', sessionId: 'main', body: { batchId: 'D-1', entries: [entry] } }),
       );
-      const reportPath = join(dir, 'deep.json');
+      const reportPath = join(cli.dir, 'deep.json');
 
       expect(await main(['--input', input, '--report', reportPath, '--quiet'])).toBe(0);
 
@@ -304,14 +278,14 @@ describe('npm start (main)', () => {
       expect(report.parked[0]).toMatchObject({ reason: 'invalid', transactionId: 'T-1' });
       expect(report.parked[0].description).toContain('entries[0].data');
       expect(report.parked[0].description).toContain(`nested more than ${MAX_ENTRY_DEPTH} levels`);
-      expect(stderr.join('')).toBe('');
+      expect(cli.stderr.join('')).toBe('');
     },
   );
 
   it('a byte-order mark at the start of the input file is read past', async () => {
     const input = file('bom.ndjson', `\ufeff${readFileSync(SAMPLE_PATH, 'utf8')}`);
-    expect(await main(['--input', input, '--report', join(dir, 'bom.json'), '--quiet'])).toBe(0);
-    expect(readReport(join(dir, 'bom.json')).orders.length).toBeGreaterThan(0);
+    expect(await main(['--input', input, '--report', join(cli.dir, 'bom.json'), '--quiet'])).toBe(0);
+    expect(readReport(join(cli.dir, 'bom.json')).orders.length).toBeGreaterThan(0);
   });
 
   it('a ledger messageId reused with other content: the loader warns, naming both lines', async () => {
@@ -337,7 +311,7 @@ describe('npm start (main)', () => {
       [line('B-1', 'T-1'), line('B-1', 'T-1'), line('B-1', 'T-9')].join('\n'),
     );
     expect(await main(['--input', input, '--quiet'])).toBe(0);
-    const warnings = stderr.join('').trimEnd().split('\n');
+    const warnings = cli.stderr.join('').trimEnd().split('\n');
     expect(warnings).toEqual([
       `warning: ${input}:3: messageId B-1 was already used at ${input}:1 with other content; ` +
         "the broker's duplicate detection will drop this message: give a changed batch a new messageId",
@@ -358,7 +332,7 @@ describe('npm start (main)', () => {
       { messageId: 'X-6', sessionId: 'main', body: [] },
     ];
     const input = file('bad-bodies.ndjson', lines.map((line) => JSON.stringify(line)).join('\n'));
-    const reportPath = join(dir, 'bad.json');
+    const reportPath = join(cli.dir, 'bad.json');
 
     expect(await main(['--input', input, '--report', reportPath, '--quiet'])).toBe(0);
 
@@ -375,6 +349,6 @@ describe('npm start (main)', () => {
       ['X-6', 'invalid'],
     ]);
     expect(report.parked.find((parked) => parked.messageId === 'X-5#0')?.transactionId).toBe('T-1');
-    expect(stderr.join('')).toBe('');
+    expect(cli.stderr.join('')).toBe('');
   });
 });

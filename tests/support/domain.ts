@@ -1,4 +1,8 @@
-/** Builders and helpers shared by the domain unit tests. Not a test file itself. */
+/**
+ * Builders and helpers shared by the domain unit tests. Not a test file itself. The builders make
+ * raw bodies (`rawCreated`, ...: any extra field, valid or not, for the validation tests), all of
+ * order ORDER_ID; tests/support/e2e.ts builds typed entries of any order (`created`, ...).
+ */
 import { entryDigest, entryMessageId } from '../../src/domain/digest';
 import { validateEntry } from '../../src/domain/entry';
 import { decide, type Decision, type IncomingMessage, type OrderState } from '../../src/domain/order';
@@ -7,7 +11,7 @@ export type Raw = Record<string, unknown>;
 
 export const ORDER_ID = 'O-1';
 
-export function created(sequence: number, transactionId: string, extra: Raw = {}): Raw {
+export function rawCreated(sequence: number, transactionId: string, extra: Raw = {}): Raw {
   return {
     transactionId,
     orderId: ORDER_ID,
@@ -18,7 +22,7 @@ export function created(sequence: number, transactionId: string, extra: Raw = {}
   };
 }
 
-export function added(
+export function rawAdded(
   sequence: number,
   transactionId: string,
   quantity: number,
@@ -35,7 +39,7 @@ export function added(
   };
 }
 
-export function amended(
+export function rawAmended(
   sequence: number,
   transactionId: string,
   targetTransactionId: string,
@@ -52,7 +56,7 @@ export function amended(
   };
 }
 
-export function deleted(sequence: number, transactionId: string, extra: Raw = {}): Raw {
+export function rawDeleted(sequence: number, transactionId: string, extra: Raw = {}): Raw {
   return { transactionId, orderId: ORDER_ID, sequence, type: 'OrderDeleted', ...extra };
 }
 

@@ -1,7 +1,7 @@
 /** Builders and runners shared by the end-to-end suites. */
 import { resolve } from 'node:path';
 import type { Entry } from '../../src/domain/entry';
-import { entryDigest, entryMessageId } from '../../src/domain/digest';
+import { messageIdOf } from './domain';
 import {
   createEmbeddedApp,
   type EmbeddedApp,
@@ -77,9 +77,8 @@ export function deleted(orderId: string, transactionId: string, sequence: number
 }
 
 /** The `messageId` an entry travels under on `order-transactions` (CONTRACTS 1.1). */
-export function messageIdOf(entry: Entry): string {
-  return entryMessageId(entry.transactionId, entryDigest(entry));
-}
+/** The messageId the ledger processor gives an entry: one definition, in the domain tests' support. */
+export { messageIdOf };
 
 export function ledger(batchId: string, entries: readonly unknown[]): LedgerInput {
   return { messageId: batchId, sessionId: 'main', body: { batchId, entries } };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { canonicalEntry, canonicalJson, entryDigest, entryMessageId } from '../../src/domain/digest';
 import { parseEntryMessage, validateEntry, type Entry } from '../../src/domain/entry';
-import { added, amended, created, deleted, type Raw } from '../support/domain';
+import { rawAdded, rawAmended, rawCreated, rawDeleted, type Raw } from '../support/domain';
 
 function entryOf(body: unknown): Entry {
   const result = parseEntryMessage(body);
@@ -35,7 +35,7 @@ describe('canonicalJson', () => {
   });
 
   it('pins the canonical text of an entry: message ids already sent depend on it', () => {
-    const entry = entryOf(added(2, 'T-2', 2, 1250, { final: true }));
+    const entry = entryOf(rawAdded(2, 'T-2', 2, 1250, { final: true }));
     const text =
       '{"data":{"quantity":2,"sku":"SKU-T-2","unitPrice":1250},"final":true,"orderId":"O-1",' +
       '"sequence":2,"transactionId":"T-2","type":"TransactionAdded"}';
@@ -45,7 +45,7 @@ describe('canonicalJson', () => {
 });
 
 describe('entryDigest', () => {
-  const raw = added(2, 'T-2', 2, 1250);
+  const raw = rawAdded(2, 'T-2', 2, 1250);
 
   it('is a SHA-256 in hex', () => {
     expect(digestOf(raw)).toMatch(/^[0-9a-f]{64}$/);
@@ -79,20 +79,24 @@ describe('entryDigest', () => {
       { ...raw, data: { sku: 'SKU-T-2', quantity: 3, unitPrice: 1250 } },
       { ...raw, data: { sku: 'SKU-T-2', quantity: 2, unitPrice: 1251 } },
       { ...raw, data: { sku: 'SKU-X', quantity: 2, unitPrice: 1250 } },
-      amended(2, 'T-2', 'T-1', { quantity: 2, unitPrice: 1250 }),
+      rawAmended(2, 'T-2', 'T-1', { quantity: 2, unitPrice: 1250 }),
     ];
     const digests = new Set([raw, ...variants].map(digestOf));
     expect(digests.size).toBe(variants.length + 1);
   });
 
   it('tells the types apart even with the same ids and sequence', () => {
-    const digests = new Set([created(1, 'T-1'), deleted(1, 'T-1'), added(1, 'T-1', 1, 1)].map(digestOf));
+    const digests = new Set(
+      [rawCreated(1, 'T-1'), rawDeleted(1, 'T-1'), rawAdded(1, 'T-1', 1, 1)].map(digestOf),
+    );
     expect(digests.size).toBe(3);
   });
 
   it('is the same for an OrderDeleted with no data and with empty data', () => {
-    expect(digestOf(deleted(4, 'T-4'))).toBe(digestOf(deleted(4, 'T-4', { data: {} })));
-    expect(digestOf(deleted(4, 'T-4', { data: { reason: 'r' } }))).not.toBe(digestOf(deleted(4, 'T-4')));
+    expect(digestOf(rawDeleted(4, 'T-4'))).toBe(digestOf(rawDeleted(4, 'T-4', { data: {} })));
+    expect(digestOf(rawDeleted(4, 'T-4', { data: { reason: 'r' } }))).not.toBe(
+      digestOf(rawDeleted(4, 'T-4')),
+    );
   });
 });
 
@@ -103,8 +107,8 @@ describe('entryMessageId', () => {
   });
 
   it('differs for a reused transactionId with other content', () => {
-    const first = validateEntry(added(2, 'T-2', 2, 1250));
-    const second = validateEntry(added(2, 'T-2', 3, 1250));
+    const first = validateEntry(rawAdded(2, 'T-2', 2, 1250));
+    const second = validateEntry(rawAdded(2, 'T-2', 3, 1250));
     if (!first.ok || !second.ok) throw new Error('expected valid entries');
     const firstId = entryMessageId('T-2', entryDigest(first.value));
     const secondId = entryMessageId('T-2', entryDigest(second.value));

@@ -8,7 +8,7 @@ import {
   type LedgerBatch,
   type Validation,
 } from '../../src/domain/entry';
-import { added, amended, created, deleted, type Raw } from '../support/domain';
+import { rawAdded, rawAmended, rawCreated, rawDeleted, type Raw } from '../support/domain';
 
 function problemsOf(result: Validation<unknown>): string[] {
   if (result.ok) throw new Error(`expected problems, got a valid value ${JSON.stringify(result.value)}`);
@@ -32,10 +32,10 @@ function withData(raw: Raw, data: Raw): Raw {
 }
 
 const VALID: Record<Entry['type'], Raw> = {
-  OrderCreated: created(1, 'T-1'),
-  TransactionAdded: added(2, 'T-2', 2, 1250),
-  TransactionAmended: amended(3, 'T-3', 'T-2', { quantity: 3 }),
-  OrderDeleted: deleted(4, 'T-4', { data: { reason: 'customer asked' } }),
+  OrderCreated: rawCreated(1, 'T-1'),
+  TransactionAdded: rawAdded(2, 'T-2', 2, 1250),
+  TransactionAmended: rawAmended(3, 'T-3', 'T-2', { quantity: 3 }),
+  OrderDeleted: rawDeleted(4, 'T-4', { data: { reason: 'customer asked' } }),
 };
 
 describe('validateEntry: a valid entry of every type', () => {
@@ -45,7 +45,7 @@ describe('validateEntry: a valid entry of every type', () => {
 });
 
 describe('validateEntry: transactionId', () => {
-  const base = added(2, 'T-2', 1, 100);
+  const base = rawAdded(2, 'T-2', 1, 100);
   it.each<[string, Raw, string]>([
     ['missing', without(base, 'transactionId'), 'transactionId must be a non-empty string, got nothing'],
     ['empty', { ...base, transactionId: '' }, 'transactionId must be a non-empty string, got ""'],
@@ -67,7 +67,7 @@ describe('validateEntry: transactionId', () => {
 });
 
 describe('validateEntry: orderId', () => {
-  const base = added(2, 'T-2', 1, 100);
+  const base = rawAdded(2, 'T-2', 1, 100);
   it.each<[string, Raw, string]>([
     ['missing', without(base, 'orderId'), 'orderId must be a non-empty string, got nothing'],
     ['empty', { ...base, orderId: '' }, 'orderId must be a non-empty string, got ""'],
@@ -96,7 +96,7 @@ describe('validateEntry: orderId', () => {
 });
 
 describe('validateEntry: sequence', () => {
-  const base = added(2, 'T-2', 1, 100);
+  const base = rawAdded(2, 'T-2', 1, 100);
   it.each<[string, unknown, string]>([
     ['0', 0, 'sequence must be an integer >= 1, got 0'],
     ['-1', -1, 'sequence must be an integer >= 1, got -1'],
@@ -114,7 +114,7 @@ describe('validateEntry: sequence', () => {
 });
 
 describe('validateEntry: type', () => {
-  const base = added(2, 'T-2', 1, 100);
+  const base = rawAdded(2, 'T-2', 1, 100);
   const rule = 'type must be one of OrderCreated, TransactionAdded, TransactionAmended, OrderDeleted';
   it.each<[string, Raw, string]>([
     ['unknown', { ...base, type: 'OrderShipped' }, `${rule}, got "OrderShipped"`],
@@ -127,7 +127,7 @@ describe('validateEntry: type', () => {
 });
 
 describe('validateEntry: final', () => {
-  const base = added(2, 'T-2', 1, 100);
+  const base = rawAdded(2, 'T-2', 1, 100);
   it.each<[string, unknown]>([
     ['a string', 'yes'],
     ['a number', 1],
@@ -165,7 +165,7 @@ describe('validateEntry: data', () => {
   );
 
   describe('OrderCreated', () => {
-    const base = created(1, 'T-1');
+    const base = rawCreated(1, 'T-1');
     it.each<[string, Raw, string]>([
       ['customerId missing', { currency: 'EUR' }, 'data.customerId must be a non-empty string, got nothing'],
       [
@@ -202,7 +202,7 @@ describe('validateEntry: data', () => {
   });
 
   describe('TransactionAdded', () => {
-    const base = added(2, 'T-2', 1, 100);
+    const base = rawAdded(2, 'T-2', 1, 100);
     const ok = { sku: 'SKU-1', quantity: 2, unitPrice: 1250 };
     it.each<[string, Raw, string]>([
       ['sku missing', { quantity: 2, unitPrice: 1250 }, 'data.sku must be a non-empty string, got nothing'],
@@ -233,7 +233,7 @@ describe('validateEntry: data', () => {
   });
 
   describe('TransactionAmended', () => {
-    const base = amended(3, 'T-3', 'T-2', { quantity: 3 });
+    const base = rawAmended(3, 'T-3', 'T-2', { quantity: 3 });
     it.each<[string, Raw, string]>([
       [
         'targetTransactionId missing',
@@ -279,7 +279,7 @@ describe('validateEntry: data', () => {
   });
 
   describe('OrderDeleted', () => {
-    const base = deleted(4, 'T-4');
+    const base = rawDeleted(4, 'T-4');
     it('accepts no data at all, normalised to empty data', () => {
       expect(valueOf(validateEntry(base)).data).toEqual({});
     });

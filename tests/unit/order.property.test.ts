@@ -10,11 +10,11 @@ import {
   type TransactionRecord,
 } from '../../src/domain/order';
 import {
-  added,
-  amended,
-  created,
+  rawAdded,
+  rawAmended,
+  rawCreated,
   deepFreeze,
-  deleted,
+  rawDeleted,
   messageIdOf,
   ORDER_ID,
   type Raw,
@@ -44,7 +44,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 
 /** A valid order: OrderCreated at 1, adds and amends of existing lines, maybe an OrderDeleted, the last flagged final. */
 function buildOrder(steps: readonly Step[], deleteAt: number | null): Raw[] {
-  const entries: Raw[] = [created(1, 'T-1')];
+  const entries: Raw[] = [rawCreated(1, 'T-1')];
   const addedIds: string[] = [];
   for (const step of steps) {
     const sequence = entries.length + 1;
@@ -53,17 +53,17 @@ function buildOrder(steps: readonly Step[], deleteAt: number | null): Raw[] {
       const change = { quantity: step.quantity, unitPrice: step.unitPrice };
       if (change.quantity === undefined) delete change.quantity;
       if (change.unitPrice === undefined) delete change.unitPrice;
-      entries.push(amended(sequence, transactionId, addedIds[step.target % addedIds.length], change));
+      entries.push(rawAmended(sequence, transactionId, addedIds[step.target % addedIds.length], change));
     } else {
       const quantity = step.kind === 'add' ? step.quantity : (step.quantity ?? 1);
       const unitPrice = step.kind === 'add' ? step.unitPrice : (step.unitPrice ?? 0);
-      entries.push(added(sequence, transactionId, quantity, unitPrice));
+      entries.push(rawAdded(sequence, transactionId, quantity, unitPrice));
       addedIds.push(transactionId);
     }
   }
   if (deleteAt !== null) {
     const index = 1 + (deleteAt % entries.length);
-    entries.splice(index, 0, deleted(0, 'T-deleted', { data: { reason: 'customer asked' } }));
+    entries.splice(index, 0, rawDeleted(0, 'T-deleted', { data: { reason: 'customer asked' } }));
     entries.forEach((entry, i) => {
       entry.sequence = i + 1;
     });

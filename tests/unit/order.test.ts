@@ -10,14 +10,14 @@ import {
 } from '../../src/domain/order';
 import {
   ORDER_ID,
-  added,
-  amended,
+  rawAdded,
+  rawAmended,
   asChange,
   asDuplicate,
   asPark,
-  created,
+  rawCreated,
   deepFreeze,
-  deleted,
+  rawDeleted,
   feed,
   jsonCopy,
   message,
@@ -46,8 +46,8 @@ function digestOf(raw: Raw): string {
   return entryDigest(entryOf(raw));
 }
 
-const T1 = created(1, 'T-1');
-const T2 = added(2, 'T-2', 2, 1250);
+const T1 = rawCreated(1, 'T-1');
+const T2 = rawAdded(2, 'T-2', 2, 1250);
 
 describe('newOrderState and waitingFor', () => {
   it('starts pending, empty, with no slot taken', () => {
@@ -67,7 +67,7 @@ describe('newOrderState and waitingFor', () => {
   });
 
   it('waits for the slot after the last one taken while entries are buffered', () => {
-    const state = stateAfter(T1, added(4, 'T-4', 1, 1));
+    const state = stateAfter(T1, rawAdded(4, 'T-4', 1, 1));
     expect(waitingFor(state)).toBe(2);
     expect(waitingFor(stateAfter(T1, T2))).toBeNull();
   });
@@ -84,7 +84,7 @@ describe('decide: 1. invalid', () => {
   });
 
   it('parks an entry that breaks a rule of 1.2, naming the field and the rule, with its transactionId', () => {
-    const body = added(2, 'T-2', 0, 1250);
+    const body = rawAdded(2, 'T-2', 0, 1250);
     const park = asPark(decide(stateAfter(T1), { messageId: 'm-2', sessionId: ORDER_ID, body }));
     expect(park).toEqual({
       kind: 'park',
@@ -117,7 +117,7 @@ describe('decide: 1. invalid', () => {
 
   it('takes no sequence slot: a valid entry at the same sequence is applied next', () => {
     const state = stateAfter(T1);
-    const park = asPark(decide(state, message(added(2, 'T-bad', 1, -5))));
+    const park = asPark(decide(state, message(rawAdded(2, 'T-bad', 1, -5))));
     expect(park.reason).toBe('invalid');
     const change = asChange(decide(state, message(T2)));
     expect(change.outcome).toBe('applied');
@@ -153,8 +153,8 @@ describe('decide: 2. misrouted', () => {
 
   it('is misrouted even when it would conflict with or be rejected by the state it was given', () => {
     const state = stateAfter(T1, T2);
-    expect(asPark(decide(state, message(added(2, 'T-9', 1, 1), 'O-2'))).reason).toBe('misrouted');
-    expect(asPark(decide(state, message(created(3, 'T-9'), 'O-2'))).reason).toBe('misrouted');
+    expect(asPark(decide(state, message(rawAdded(2, 'T-9', 1, 1), 'O-2'))).reason).toBe('misrouted');
+    expect(asPark(decide(state, message(rawCreated(3, 'T-9'), 'O-2'))).reason).toBe('misrouted');
   });
 
   it('compares the orderId exactly', () => {
@@ -185,7 +185,7 @@ describe('decide: 3. duplicate and digest-mismatch', () => {
   });
 
   it('answers duplicate for a buffered entry', () => {
-    const T4 = added(4, 'T-4', 1, 100);
+    const T4 = rawAdded(4, 'T-4', 1, 100);
     const state = stateAfter(T1, T4);
     expect(decide(state, message(T4))).toEqual({
       kind: 'duplicate',
@@ -195,7 +195,7 @@ describe('decide: 3. duplicate and digest-mismatch', () => {
   });
 
   it('answers duplicate for a rejected entry', () => {
-    const bad = amended(2, 'T-2', 'T-404', { quantity: 2 });
+    const bad = rawAmended(2, 'T-2', 'T-404', { quantity: 2 });
     const state = stateAfter(T1, bad);
     expect(decide(state, message(bad))).toEqual({
       kind: 'duplicate',
@@ -205,16 +205,16 @@ describe('decide: 3. duplicate and digest-mismatch', () => {
   });
 
   it('answers duplicate for a buffered entry once it has been released and applied', () => {
-    const T3 = added(3, 'T-3', 1, 100);
+    const T3 = rawAdded(3, 'T-3', 1, 100);
     const state = stateAfter(T1, T3, T2);
     expect(asDuplicate(decide(state, message(T3))).previous).toBe('applied');
   });
 
   it.each<[string, Raw]>([
-    ['other data', added(2, 'T-2', 3, 1250)],
-    ['another sequence', added(3, 'T-2', 2, 1250)],
-    ['the final flag', added(2, 'T-2', 2, 1250, { final: true })],
-    ['another type', deleted(2, 'T-2')],
+    ['other data', rawAdded(2, 'T-2', 3, 1250)],
+    ['another sequence', rawAdded(3, 'T-2', 2, 1250)],
+    ['the final flag', rawAdded(2, 'T-2', 2, 1250, { final: true })],
+    ['another type', rawDeleted(2, 'T-2')],
   ])('parks the same transactionId with %s as digest-mismatch, with no effect', (_case, reused) => {
     const state = stateAfter(T1, T2);
     const park = asPark(decide(state, message(reused)));
@@ -226,44 +226,44 @@ describe('decide: 3. duplicate and digest-mismatch', () => {
   });
 
   it('parks a reuse of the transactionId of a buffered entry as digest-mismatch', () => {
-    const state = stateAfter(T1, added(4, 'T-4', 1, 100));
-    expect(asPark(decide(state, message(added(4, 'T-4', 9, 100)))).reason).toBe('digest-mismatch');
+    const state = stateAfter(T1, rawAdded(4, 'T-4', 1, 100));
+    expect(asPark(decide(state, message(rawAdded(4, 'T-4', 9, 100)))).reason).toBe('digest-mismatch');
   });
 
   it('parks a reuse of the transactionId of a rejected entry as digest-mismatch', () => {
-    const state = stateAfter(T1, amended(2, 'T-2', 'T-404', { quantity: 2 }));
-    expect(asPark(decide(state, message(amended(2, 'T-2', 'T-404', { quantity: 3 })))).reason).toBe(
+    const state = stateAfter(T1, rawAmended(2, 'T-2', 'T-404', { quantity: 2 }));
+    expect(asPark(decide(state, message(rawAmended(2, 'T-2', 'T-404', { quantity: 3 })))).reason).toBe(
       'digest-mismatch',
     );
   });
 
   it('checks the digest before the sequence: an old id with new content at a taken slot is a mismatch', () => {
-    const state = stateAfter(T1, T2, added(3, 'T-3', 1, 1));
-    expect(asPark(decide(state, message(added(3, 'T-2', 2, 1250)))).reason).toBe('digest-mismatch');
+    const state = stateAfter(T1, T2, rawAdded(3, 'T-3', 1, 1));
+    expect(asPark(decide(state, message(rawAdded(3, 'T-2', 2, 1250)))).reason).toBe('digest-mismatch');
   });
 });
 
 describe('decide: 4. sequence-conflict', () => {
   it('parks another transactionId at a slot already taken, naming the holder', () => {
-    const state = stateAfter(T1, T2, added(3, 'T-3', 1, 1));
-    const park = asPark(decide(state, message(added(2, 'T-9', 1, 1))));
+    const state = stateAfter(T1, T2, rawAdded(3, 'T-3', 1, 1));
+    const park = asPark(decide(state, message(rawAdded(2, 'T-9', 1, 1))));
     expect(park.reason).toBe('sequence-conflict');
     expect(park.transactionId).toBe('T-9');
     expect(park.description).toContain('T-2');
-    expect(asPark(decide(state, message(created(1, 'T-8')))).reason).toBe('sequence-conflict');
-    expect(asPark(decide(state, message(added(3, 'T-7', 1, 1)))).reason).toBe('sequence-conflict');
+    expect(asPark(decide(state, message(rawCreated(1, 'T-8')))).reason).toBe('sequence-conflict');
+    expect(asPark(decide(state, message(rawAdded(3, 'T-7', 1, 1)))).reason).toBe('sequence-conflict');
   });
 
   it('parks another transactionId at a slot taken by a rejected entry', () => {
-    const state = stateAfter(T1, amended(2, 'T-2', 'T-404', { quantity: 2 }));
-    const park = asPark(decide(state, message(added(2, 'T-9', 1, 1))));
+    const state = stateAfter(T1, rawAmended(2, 'T-2', 'T-404', { quantity: 2 }));
+    const park = asPark(decide(state, message(rawAdded(2, 'T-9', 1, 1))));
     expect(park.reason).toBe('sequence-conflict');
     expect(park.description).toContain('T-2');
   });
 
   it('parks another transactionId at a sequence held by a buffered entry', () => {
-    const state = stateAfter(T1, added(3, 'T-3', 1, 1));
-    const park = asPark(decide(state, message(added(3, 'T-9', 5, 5))));
+    const state = stateAfter(T1, rawAdded(3, 'T-3', 1, 1));
+    const park = asPark(decide(state, message(rawAdded(3, 'T-9', 5, 5))));
     expect(park.reason).toBe('sequence-conflict');
     expect(park.description).toContain('T-3');
     expect(park.description).toContain('buffered');
@@ -271,8 +271,8 @@ describe('decide: 4. sequence-conflict', () => {
 
   it('applies no slot and keeps the state: the next expected entry still applies', () => {
     const state = stateAfter(T1, T2);
-    asPark(decide(state, message(added(2, 'T-9', 1, 1))));
-    expect(asChange(decide(state, message(added(3, 'T-3', 1, 1)))).state.appliedSequence).toBe(3);
+    asPark(decide(state, message(rawAdded(2, 'T-9', 1, 1))));
+    expect(asChange(decide(state, message(rawAdded(3, 'T-3', 1, 1)))).state.appliedSequence).toBe(3);
   });
 });
 
@@ -317,7 +317,7 @@ describe('decide: 5. buffered, then released in order', () => {
   });
 
   it('keeps several buffered entries ordered by sequence and releases only up to the next gap', () => {
-    const e = (sequence: number) => added(sequence, `T-${sequence}`, 1, sequence * 100);
+    const e = (sequence: number) => rawAdded(sequence, `T-${sequence}`, 1, sequence * 100);
     let state = stateAfter(T1);
     for (const sequence of [4, 6, 3]) {
       const change = asChange(decide(state, message(e(sequence))));
@@ -345,8 +345,8 @@ describe('decide: 5. buffered, then released in order', () => {
   });
 
   it('rejects a released entry that breaks a rule and goes on with the next', () => {
-    const bad = amended(3, 'T-3', 'T-404', { quantity: 2 });
-    const T4 = added(4, 'T-4', 1, 10);
+    const bad = rawAmended(3, 'T-3', 'T-404', { quantity: 2 });
+    const T4 = rawAdded(4, 'T-4', 1, 10);
     const state = stateAfter(T1, bad, T4);
     const change = asChange(decide(state, message(T2)));
     expect(change.outcome).toBe('applied');
@@ -368,7 +368,11 @@ describe('decide: 5. buffered, then released in order', () => {
 
   it('keeps the messageId a buffered entry arrived with', () => {
     const state = asChange(
-      decide(stateAfter(T1), { messageId: 'sent-as-this', sessionId: ORDER_ID, body: added(3, 'T-3', 1, 1) }),
+      decide(stateAfter(T1), {
+        messageId: 'sent-as-this',
+        sessionId: ORDER_ID,
+        body: rawAdded(3, 'T-3', 1, 1),
+      }),
     ).state;
     expect(state.buffered[0].messageId).toBe('sent-as-this');
   });
@@ -403,74 +407,74 @@ describe('decide: 6. rejected for a business rule, slot taken, later entries go 
     const before = stateAfter(T1, T2);
     const { change, description } = rejectedAt(
       before,
-      created(3, 'T-3', { data: { customerId: 'C-2', currency: 'USD' } }),
+      rawCreated(3, 'T-3', { data: { customerId: 'C-2', currency: 'USD' } }),
     );
     expect(description).toContain('OrderCreated must be at sequence 1');
     expect(change.state.customerId).toBe('C-9');
     expect(change.state.currency).toBe('EUR');
     expect(change.state.status).toBe('open');
     expect(change.state.lines).toEqual(before.lines);
-    const next = asChange(decide(change.state, message(added(4, 'T-4', 1, 1))));
+    const next = asChange(decide(change.state, message(rawAdded(4, 'T-4', 1, 1))));
     expect(next.outcome).toBe('applied');
     expect(next.state.appliedSequence).toBe(4);
   });
 
   it('rejects an OrderCreated not at sequence 1 on an order that does not exist yet', () => {
-    const state = stateAfter(added(1, 'T-0', 1, 1));
-    const { change, description } = rejectedAt(state, created(2, 'T-1'));
+    const state = stateAfter(rawAdded(1, 'T-0', 1, 1));
+    const { change, description } = rejectedAt(state, rawCreated(2, 'T-1'));
     expect(description).toContain('OrderCreated must be at sequence 1');
     expect(change.state.status).toBe('pending');
     expect(change.state.customerId).toBeNull();
   });
 
   it.each<[string, Raw]>([
-    ['TransactionAdded', added(1, 'T-2', 1, 1)],
-    ['TransactionAmended', amended(1, 'T-2', 'T-0', { quantity: 1 })],
-    ['OrderDeleted', deleted(1, 'T-2')],
+    ['TransactionAdded', rawAdded(1, 'T-2', 1, 1)],
+    ['TransactionAmended', rawAmended(1, 'T-2', 'T-0', { quantity: 1 })],
+    ['OrderDeleted', rawDeleted(1, 'T-2')],
   ])('rejects a %s on an order that does not exist, which stays pending', (_case, raw) => {
     const { change, description } = rejectedAt(newOrderState(ORDER_ID), raw);
     expect(description).toContain('does not exist');
     expect(change.state.status).toBe('pending');
     expect(change.state.lines).toEqual([]);
-    const later = asChange(decide(change.state, message(added(2, 'T-3', 1, 1))));
+    const later = asChange(decide(change.state, message(rawAdded(2, 'T-3', 1, 1))));
     expect(later.outcome).toBe('rejected');
     expect(later.state.appliedSequence).toBe(2);
   });
 
   it('creates no order when the state is undefined and the entry is rejected', () => {
-    const change = asChange(decide(undefined, message(added(1, 'T-2', 1, 1))));
+    const change = asChange(decide(undefined, message(rawAdded(1, 'T-2', 1, 1))));
     expect(change.outcome).toBe('rejected');
     expect(change.state.orderId).toBe(ORDER_ID);
     expect(change.state.status).toBe('pending');
   });
 
   it.each<[string, Raw]>([
-    ['TransactionAdded', added(4, 'T-4', 1, 1)],
-    ['TransactionAmended', amended(4, 'T-4', 'T-2', { quantity: 9 })],
-    ['OrderDeleted', deleted(4, 'T-4')],
-    ['OrderCreated', created(4, 'T-4')],
-    ['final TransactionAdded', added(4, 'T-4', 1, 1, { final: true })],
+    ['TransactionAdded', rawAdded(4, 'T-4', 1, 1)],
+    ['TransactionAmended', rawAmended(4, 'T-4', 'T-2', { quantity: 9 })],
+    ['OrderDeleted', rawDeleted(4, 'T-4')],
+    ['OrderCreated', rawCreated(4, 'T-4')],
+    ['final TransactionAdded', rawAdded(4, 'T-4', 1, 1, { final: true })],
   ])('rejects a %s after OrderDeleted, and the order stays deleted', (_case, raw) => {
-    const before = stateAfter(T1, T2, deleted(3, 'T-3'));
+    const before = stateAfter(T1, T2, rawDeleted(3, 'T-3'));
     expect(before.status).toBe('deleted');
     const { change, description } = rejectedAt(before, raw);
     expect(description).toContain('deleted');
     expect(change.state.status).toBe('deleted');
     expect(change.state.lines).toEqual(before.lines);
     expect(change.state.total).toBe(2500);
-    rejectedAt(change.state, added(5, 'T-5', 1, 1));
+    rejectedAt(change.state, rawAdded(5, 'T-5', 1, 1));
   });
 
   it('rejects anything after the applied final entry, and the order stays submitted', () => {
-    const before = stateAfter(T1, added(2, 'T-2', 2, 1250, { final: true }));
+    const before = stateAfter(T1, rawAdded(2, 'T-2', 2, 1250, { final: true }));
     expect(before.status).toBe('submitted');
-    const { change, description } = rejectedAt(before, added(3, 'T-3', 1, 1));
+    const { change, description } = rejectedAt(before, rawAdded(3, 'T-3', 1, 1));
     expect(description).toContain('final entry at sequence 2');
     expect(change.state.status).toBe('submitted');
     expect(change.state.total).toBe(2500);
-    const deletion = rejectedAt(change.state, deleted(4, 'T-4'));
+    const deletion = rejectedAt(change.state, rawDeleted(4, 'T-4'));
     expect(deletion.change.state.status).toBe('submitted');
-    rejectedAt(deletion.change.state, amended(5, 'T-5', 'T-2', { quantity: 1 }));
+    rejectedAt(deletion.change.state, rawAmended(5, 'T-5', 'T-2', { quantity: 1 }));
   });
 
   it.each<[string, string]>([
@@ -479,22 +483,22 @@ describe('decide: 6. rejected for a business rule, slot taken, later entries go 
     ['an amendment, which is no line', 'T-3'],
     ['a rejected entry, which is no line', 'T-4'],
   ])('rejects an amendment of %s, then goes on', (_case, target) => {
-    const before = stateAfter(T1, T2, amended(3, 'T-3', 'T-2', { quantity: 3 }), created(4, 'T-4'));
+    const before = stateAfter(T1, T2, rawAmended(3, 'T-3', 'T-2', { quantity: 3 }), rawCreated(4, 'T-4'));
     expect(before.transactions['T-4'].outcome).toBe('rejected');
-    const { change, description } = rejectedAt(before, amended(5, 'T-5', target, { quantity: 7 }));
+    const { change, description } = rejectedAt(before, rawAmended(5, 'T-5', target, { quantity: 7 }));
     expect(description).toContain(target);
     expect(change.state.lines).toEqual([
       { transactionId: 'T-2', sku: 'SKU-T-2', quantity: 3, unitPrice: 1250 },
     ]);
-    const next = asChange(decide(change.state, message(added(6, 'T-6', 1, 1))));
+    const next = asChange(decide(change.state, message(rawAdded(6, 'T-6', 1, 1))));
     expect(next.outcome).toBe('applied');
     expect(next.state.total).toBe(3 * 1250 + 1);
   });
 
   it('goes on after a rejection with the entries buffered behind it', () => {
-    const T3 = added(3, 'T-3', 1, 5);
+    const T3 = rawAdded(3, 'T-3', 1, 5);
     const state = stateAfter(T1, T3);
-    const change = asChange(decide(state, message(amended(2, 'T-2', 'T-404', { unitPrice: 1 }))));
+    const change = asChange(decide(state, message(rawAmended(2, 'T-2', 'T-404', { unitPrice: 1 }))));
     expect(change.outcome).toBe('rejected');
     expect(change.applied).toEqual([{ transactionId: 'T-3', sequence: 3 }]);
     expect(change.state.appliedSequence).toBe(3);
@@ -504,7 +508,7 @@ describe('decide: 6. rejected for a business rule, slot taken, later entries go 
 
 describe('order state: lines and total', () => {
   it('sums quantity * unitPrice over the lines, in the order they were added', () => {
-    const state = stateAfter(T1, T2, added(3, 'T-3', 1, 999), added(4, 'T-4', 5, 0));
+    const state = stateAfter(T1, T2, rawAdded(3, 'T-3', 1, 999), rawAdded(4, 'T-4', 5, 0));
     expect(state.lines).toEqual([
       { transactionId: 'T-2', sku: 'SKU-T-2', quantity: 2, unitPrice: 1250 },
       { transactionId: 'T-3', sku: 'SKU-T-3', quantity: 1, unitPrice: 999 },
@@ -516,31 +520,31 @@ describe('order state: lines and total', () => {
   });
 
   it('amends the quantity, the unit price, or both, in place', () => {
-    const base = [T1, T2, added(3, 'T-3', 1, 999)];
-    const quantity = stateAfter(...base, amended(4, 'T-4', 'T-2', { quantity: 3 }));
+    const base = [T1, T2, rawAdded(3, 'T-3', 1, 999)];
+    const quantity = stateAfter(...base, rawAmended(4, 'T-4', 'T-2', { quantity: 3 }));
     expect(quantity.lines[0]).toEqual({ transactionId: 'T-2', sku: 'SKU-T-2', quantity: 3, unitPrice: 1250 });
     expect(quantity.total).toBe(4749);
 
-    const price = stateAfter(...base, amended(4, 'T-4', 'T-2', { unitPrice: 1000 }));
+    const price = stateAfter(...base, rawAmended(4, 'T-4', 'T-2', { unitPrice: 1000 }));
     expect(price.lines[0]).toEqual({ transactionId: 'T-2', sku: 'SKU-T-2', quantity: 2, unitPrice: 1000 });
     expect(price.total).toBe(2999);
 
-    const both = stateAfter(...base, amended(4, 'T-4', 'T-3', { quantity: 4, unitPrice: 0 }));
+    const both = stateAfter(...base, rawAmended(4, 'T-4', 'T-3', { quantity: 4, unitPrice: 0 }));
     expect(both.lines.map((line) => line.transactionId)).toEqual(['T-2', 'T-3']);
     expect(both.lines[1]).toEqual({ transactionId: 'T-3', sku: 'SKU-T-3', quantity: 4, unitPrice: 0 });
     expect(both.total).toBe(2500);
 
     const twice = stateAfter(
       ...base,
-      amended(4, 'T-4', 'T-2', { quantity: 3 }),
-      amended(5, 'T-5', 'T-2', { unitPrice: 1 }),
+      rawAmended(4, 'T-4', 'T-2', { quantity: 3 }),
+      rawAmended(5, 'T-5', 'T-2', { unitPrice: 1 }),
     );
     expect(twice.lines[0]).toMatchObject({ quantity: 3, unitPrice: 1 });
     expect(twice.total).toBe(3 + 999);
   });
 
   it('keeps the lines and the total of a deleted order', () => {
-    const state = stateAfter(T1, T2, deleted(3, 'T-3', { data: { reason: 'changed mind' } }));
+    const state = stateAfter(T1, T2, rawDeleted(3, 'T-3', { data: { reason: 'changed mind' } }));
     expect(state.status).toBe('deleted');
     expect(state.total).toBe(2500);
   });
@@ -554,7 +558,7 @@ describe('order state: status and submission', () => {
     const second = asChange(decide(first.state, message(T2)));
     expect(second.state.status).toBe('open');
     expect(second.submitted).toBe(false);
-    const last = asChange(decide(second.state, message(added(3, 'T-3', 1, 999, { final: true }))));
+    const last = asChange(decide(second.state, message(rawAdded(3, 'T-3', 1, 999, { final: true }))));
     expect(last.outcome).toBe('applied');
     expect(last.submitted).toBe(true);
     expect(last.state.status).toBe('submitted');
@@ -563,12 +567,12 @@ describe('order state: status and submission', () => {
   });
 
   it('submits exactly once: a redelivered final entry is a duplicate and later entries are rejected', () => {
-    const finalEntry = added(2, 'T-2', 2, 1250, { final: true });
+    const finalEntry = rawAdded(2, 'T-2', 2, 1250, { final: true });
     const { state, decisions } = feed(undefined, [
       message(T1),
       message(finalEntry),
       message(finalEntry),
-      message(added(3, 'T-3', 1, 1, { final: true })),
+      message(rawAdded(3, 'T-3', 1, 1, { final: true })),
       message(finalEntry),
     ]);
     expect(decisions.map((decision) => decision.kind)).toEqual([
@@ -585,14 +589,14 @@ describe('order state: status and submission', () => {
   });
 
   it('submits an order whose final entry is its OrderCreated, with no lines', () => {
-    const change = asChange(decide(undefined, message(created(1, 'T-1', { final: true }))));
+    const change = asChange(decide(undefined, message(rawCreated(1, 'T-1', { final: true }))));
     expect(change.submitted).toBe(true);
     expect(change.state.status).toBe('submitted');
     expect(change.state.total).toBe(0);
   });
 
   it('does not submit when the final entry deletes the order', () => {
-    const change = asChange(decide(stateAfter(T1, T2), message(deleted(3, 'T-3', { final: true }))));
+    const change = asChange(decide(stateAfter(T1, T2), message(rawDeleted(3, 'T-3', { final: true }))));
     expect(change.outcome).toBe('applied');
     expect(change.submitted).toBe(false);
     expect(change.state.status).toBe('deleted');
@@ -601,7 +605,7 @@ describe('order state: status and submission', () => {
 
   it('does not submit on a rejected final entry: the order stays open and later entries go on', () => {
     const rejected = asChange(
-      decide(stateAfter(T1, T2), message(amended(3, 'T-3', 'T-404', { quantity: 1 }, { final: true }))),
+      decide(stateAfter(T1, T2), message(rawAmended(3, 'T-3', 'T-404', { quantity: 1 }, { final: true }))),
     );
     expect(rejected.outcome).toBe('rejected');
     expect(rejected.submitted).toBe(false);
@@ -609,7 +613,7 @@ describe('order state: status and submission', () => {
     expect(rejected.state.finalSequence).toBeNull();
 
     const fixed = asChange(
-      decide(rejected.state, message(amended(4, 'T-4', 'T-2', { quantity: 1 }, { final: true }))),
+      decide(rejected.state, message(rawAmended(4, 'T-4', 'T-2', { quantity: 1 }, { final: true }))),
     );
     expect(fixed.outcome).toBe('applied');
     expect(fixed.submitted).toBe(true);
@@ -620,7 +624,7 @@ describe('order state: status and submission', () => {
 
   it('does not submit on a final entry rejected after deletion', () => {
     const change = asChange(
-      decide(stateAfter(T1, deleted(2, 'T-2')), message(added(3, 'T-3', 1, 1, { final: true }))),
+      decide(stateAfter(T1, rawDeleted(2, 'T-2')), message(rawAdded(3, 'T-3', 1, 1, { final: true }))),
     );
     expect(change.outcome).toBe('rejected');
     expect(change.submitted).toBe(false);
@@ -628,14 +632,14 @@ describe('order state: status and submission', () => {
   });
 
   it('does not submit on a final entry on an order that does not exist', () => {
-    const change = asChange(decide(undefined, message(added(1, 'T-2', 1, 1, { final: true }))));
+    const change = asChange(decide(undefined, message(rawAdded(1, 'T-2', 1, 1, { final: true }))));
     expect(change.outcome).toBe('rejected');
     expect(change.submitted).toBe(false);
     expect(change.state.status).toBe('pending');
   });
 
   it('submits when a final entry is released from the buffer, not when it is buffered', () => {
-    const finalEntry = added(3, 'T-3', 1, 999, { final: true });
+    const finalEntry = rawAdded(3, 'T-3', 1, 999, { final: true });
     const buffered = asChange(decide(stateAfter(T1), message(finalEntry)));
     expect(buffered.outcome).toBe('buffered');
     expect(buffered.submitted).toBe(false);
@@ -652,7 +656,7 @@ describe('order state: status and submission', () => {
   });
 
   it('does not submit when the released final entry is rejected', () => {
-    const finalEntry = amended(3, 'T-3', 'T-404', { quantity: 1 }, { final: true });
+    const finalEntry = rawAmended(3, 'T-3', 'T-404', { quantity: 1 }, { final: true });
     const state = stateAfter(T1, finalEntry);
     const released = asChange(decide(state, message(T2)));
     expect(released.submitted).toBe(false);
@@ -662,18 +666,18 @@ describe('order state: status and submission', () => {
 });
 
 describe('decide does not mutate its input', () => {
-  const T3 = added(3, 'T-3', 1, 999);
-  const T5 = added(5, 'T-5', 1, 1, { final: true });
+  const T3 = rawAdded(3, 'T-3', 1, 999);
+  const T5 = rawAdded(5, 'T-5', 1, 1, { final: true });
   const scenarios: Array<[string, () => OrderState | undefined, Raw]> = [
     ['no state', () => undefined, T1],
     ['apply', () => stateAfter(T1), T2],
     ['buffer', () => stateAfter(T1), T3],
-    ['release from the buffer and submit', () => stateAfter(T1, T3, added(4, 'T-4', 1, 5), T5), T2],
-    ['amend', () => stateAfter(T1, T2), amended(3, 'T-3', 'T-2', { quantity: 9, unitPrice: 1 })],
-    ['delete', () => stateAfter(T1, T2), deleted(3, 'T-3')],
-    ['reject', () => stateAfter(T1, T2), amended(3, 'T-3', 'T-404', { quantity: 9 })],
+    ['release from the buffer and submit', () => stateAfter(T1, T3, rawAdded(4, 'T-4', 1, 5), T5), T2],
+    ['amend', () => stateAfter(T1, T2), rawAmended(3, 'T-3', 'T-2', { quantity: 9, unitPrice: 1 })],
+    ['delete', () => stateAfter(T1, T2), rawDeleted(3, 'T-3')],
+    ['reject', () => stateAfter(T1, T2), rawAmended(3, 'T-3', 'T-404', { quantity: 9 })],
     ['duplicate', () => stateAfter(T1, T2), T2],
-    ['conflict', () => stateAfter(T1, T2), added(2, 'T-9', 1, 1)],
+    ['conflict', () => stateAfter(T1, T2), rawAdded(2, 'T-9', 1, 1)],
   ];
 
   it.each(scenarios)('leaves a deep-frozen state as it was: %s', (_case, makeState, raw) => {
@@ -701,7 +705,7 @@ describe('decide does not mutate its input', () => {
 
 describe('decideEntry', () => {
   it('uses the digest and messageId it is given', () => {
-    const result = validateEntry(added(3, 'T-3', 1, 1));
+    const result = validateEntry(rawAdded(3, 'T-3', 1, 1));
     if (!result.ok) throw new Error('expected a valid entry');
     const change = asChange(decideEntry(stateAfter(T1), result.value, 'd'.repeat(64), 'given-id'));
     expect(change.state.buffered[0]).toMatchObject({ messageId: 'given-id', digest: 'd'.repeat(64) });

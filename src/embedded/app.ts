@@ -44,6 +44,7 @@ import {
 import type { InputBinder } from './worker/bindings';
 import type { WorkerLog } from './worker/invoke';
 import { registerAndCapture } from './worker/register';
+import type { RegisteredFunction } from './worker/core';
 import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
 import {
   createOutage,
@@ -121,6 +122,8 @@ export interface EmbeddedApp {
   sendLedger(messages: readonly LedgerInput[]): Promise<void>;
   /** Resolves when every queue is drained, held-back sends included, and every saga is finished or waits for a person. */
   drain(): Promise<void>;
+  /** Every function as `@azure/functions` registered it: what the host and the durable driver run. */
+  functions: readonly RegisteredFunction[];
   /** Calls an HTTP function as the host would route the request (`/api/<path>`); 404 when none matches. */
   http(request: EmbeddedHttpRequest): Promise<EmbeddedHttpResponse>;
   report(): Promise<Report>;
@@ -296,6 +299,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     convoyClock,
     sendLedger: (messages) => sendLedger(broker, messages),
     drain,
+    functions: registered,
     async http(request) {
       const routed = routeRequest(httpFunctions, request);
       if (!routed) return { status: 404, headers: {}, body: '' };

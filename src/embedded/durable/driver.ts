@@ -10,18 +10,14 @@
  * One new event per episode: the SDK numbers tasks in the order it meets them while replaying, so
  * feeding events one at a time is what keeps the ids the driver assigns predictable.
  */
-import type { OrchestrationClient, OrchestrationRuntimeStatus } from '../../services/ports';
-import type { RpcTypedData } from '../worker/core-types';
-import type { RegisteredFunction } from '../worker/core';
 import type { WorkerLog } from '../worker/invoke';
-import { createActivityRunner, type ActivityFaults, type ActivityOutcome, type DurableLog } from './activity';
+import { createActivityRunner, type ActivityOutcome } from './activity';
 import { durableClientInput } from './client-binding';
-import { createDriverClock, type ClockOption } from './clock';
+import { createDriverClock } from './clock';
 import { decideOnActions, decideOnEvent, newReplayBook, type Effect } from './episode';
 import { orchestratorsOf } from './functions';
 import {
   copyEvents,
-  eventRaised,
   executionCompleted,
   executionStarted,
   orchestratorCompleted,
@@ -32,23 +28,9 @@ import {
   toJson,
   type HistoryEvent,
 } from './history';
-import {
-  isFinished,
-  newInstance,
-  stateOf,
-  statusOf,
-  throughJson,
-  triggerInput,
-  type Instance,
-  type InstanceWait,
-} from './instance';
-import {
-  createManagementApi,
-  type ManagedInstances,
-  type PurgeFilter,
-  type RaiseResult,
-  type StartResult,
-} from './management-api';
+import { isFinished, stateOf, throughJson, triggerInput, type Instance } from './instance';
+import { createManagementApi } from './management-api';
+import { createInstanceControl } from './instance-control';
 import { runOrchestrator, type OrchestratorFunction } from './sdk';
 
 export type { ClockOption } from './clock';
@@ -58,83 +40,14 @@ export type { InstanceWait } from './instance';
 export type { PurgeFilter } from './management-api';
 
 export type { ActivityFaults as DurableDriverFaults } from './activity';
-
-export interface DurableDriverOptions {
-  /** What `df.app.orchestration` / `df.app.activity` registered through `@azure/functions`. */
-  functions: readonly RegisteredFunction[];
-  /** The task hub the client binding names (host.json `durableTask.hubName`). */
-  taskHub?: string;
-  /** Real time by default. */
-  clock?: ClockOption;
-  /** Activities running at once across all instances; 16 by default. */
-  maxConcurrentActivities?: number;
-  faults?: ActivityFaults;
-  log?: DurableLog;
-}
-
-export interface InstanceSummary {
-  instanceId: string;
-  name: string;
-  runtimeStatus: OrchestrationRuntimeStatus;
-  /** Undefined once the instance finished. */
-  waitingFor: InstanceWait | undefined;
-  activitiesInFlight: number;
-  pendingTimers: number;
-  historyLength: number;
-}
-
-export interface DurableDriverStats {
-  instancesStarted: number;
-  instancesPurged: number;
-  /** Requests to the served management API (the app's durable client). */
-  managementRequests: number;
-  /** Orchestrator executions, each one a replay of the history so far plus one new event. */
-  episodes: number;
-  activitiesRun: number;
-  activityFailures: number;
-  timersFired: number;
-  faultsInjected: number;
-}
-
-export interface ReplayCheck {
-  /** Actions the orchestrator returned beyond those already carried out: 0 for a deterministic one. */
-  newActions: number;
-  isDone: boolean;
-  output: unknown;
-}
-
-export interface DurableDriver {
-  /** The extension's own client, in process (the app's functions use the HTTP API through `durableClientInput`). */
-  readonly client: OrchestrationClient;
-  /** The `durableClient` binding a function receives: where the served management API is. */
-  durableClientInput(): Promise<RpcTypedData>;
-  /** Purges as the extension's `PurgeInstanceHistoryAsync` with filters does; returns how many were deleted. */
-  purgeInstances(filter: PurgeFilter): number;
-  start(): void;
-  /** Cancels every timer and waits for the episodes and activities in flight; pending whenIdle calls reject. */
-  stop(): Promise<void>;
-  now(): number;
-  /**
-   * Resolves when no activity or episode is in flight and every instance is finished or waiting for
-   * an external event. With the virtual clock, an instance waiting for a timer only waits until
-   * runUntilIdle or advanceTime moves the clock.
-   */
-  whenIdle(): Promise<void>;
-  /**
-   * Virtual clock: while some instance waits for a retry backoff, or for timers alone (a delay),
-   * moves the clock to the next timer and fires it (timers fire in time order); then resolves like
-   * whenIdle. A timer raced against an external event (a review timeout in a Task.any) fires only
-   * once the clock passes it, e.g. with advanceTime. Real clock: same as whenIdle.
-   */
-  runUntilIdle(): Promise<void>;
-  /** Virtual clock: moves the clock forward, firing every timer due on the way in time order. */
-  advanceTime(ms: number): Promise<void>;
-  instances(): InstanceSummary[];
-  history(instanceId: string): HistoryEvent[];
-  /** Runs the orchestrator once more over its recorded history, as a pure replay, to check determinism. */
-  replayOnly(instanceId: string): Promise<ReplayCheck>;
-  stats(): DurableDriverStats;
-}
+export type {
+  DurableDriver,
+  DurableDriverOptions,
+  DurableDriverStats,
+  InstanceSummary,
+  ReplayCheck,
+} from './driver-types';
+import type { DurableDriver, DurableDriverOptions } from './driver-types';
 
 const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 16;
 /** The extension's hub name when host.json sets none. */
@@ -367,93 +280,16 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
   // Client and control
   // ---------------------------------------------------------------------------------------------
 
-  const create = (
-    name: string,
-    orchestrator: OrchestratorFunction,
-    instanceId: string,
-    input: unknown,
-  ): void => {
-    const at = clock.now();
-    const inputJson = toJson(input);
-    const instance = newInstance(instanceId, name, orchestrator, inputJson, at);
-    instances.set(instanceId, instance);
-    counters.instancesStarted++;
-    enqueue(instance, executionStarted(at, name, inputJson));
-  };
-
-  /** Drops an instance and its history; late outcomes of its work find it gone. */
-  const purge = (instance: Instance): void => {
-    instance.generation++;
-    cancelTimers(instance);
-    instance.runtimeStatus = 'Terminated';
-    instance.inbox = [];
-    instances.delete(instance.instanceId);
-    counters.instancesPurged++;
-    refresh(instance);
-  };
-
-  const managed: ManagedInstances = {
-    start(name, instanceId, input): StartResult {
-      const orchestrator = orchestrators.get(name);
-      if (!orchestrator) return 'unknown-orchestrator';
-      const existing = instances.get(instanceId);
-      if (existing && !isFinished(existing.runtimeStatus)) return 'running';
-      if (existing) purge(existing);
-      create(name, orchestrator, instanceId, input);
-      return 'started';
-    },
-    status(instanceId) {
-      const instance = instances.get(instanceId);
-      return instance && statusOf(instance);
-    },
-    raiseEvent(instanceId, eventName, data): RaiseResult {
-      const instance = instances.get(instanceId);
-      if (!instance) return 'not-found';
-      if (isFinished(instance.runtimeStatus)) return 'gone';
-      enqueue(instance, eventRaised(clock.now(), eventName, data));
-      return 'accepted';
-    },
-    purge(instanceId) {
-      const instance = instances.get(instanceId);
-      if (!instance) return false;
-      purge(instance);
-      return true;
-    },
-    purgeWhere(filter) {
-      // DurableClient.PurgeInstanceHistoryAsync(createdTimeFrom, createdTimeTo, runtimeStatus): by
-      // creation time, within the statuses given (all of them when none is).
-      const doomed = [...instances.values()].filter(
-        (instance) =>
-          instance.createdTime >= filter.createdTimeFrom &&
-          (filter.createdTimeTo === undefined || instance.createdTime <= filter.createdTimeTo) &&
-          (filter.runtimeStatus === undefined ||
-            filter.runtimeStatus.length === 0 ||
-            filter.runtimeStatus.includes(instance.runtimeStatus)),
-      );
-      doomed.forEach(purge);
-      return doomed.length;
-    },
-  };
+  const { managed, client } = createInstanceControl({
+    instances,
+    orchestrators,
+    clock,
+    counters,
+    enqueue,
+    cancelTimers: (instance) => cancelTimers(instance),
+    refresh,
+  });
   const api = createManagementApi(managed, taskHub);
-
-  const client: OrchestrationClient = {
-    async startNew(name, instanceId, input) {
-      if (!orchestrators.has(name)) {
-        throw new Error(`orchestration ${name} is not registered with the embedded durable driver`);
-      }
-      if (instances.has(instanceId)) return false;
-      return managed.start(name, instanceId, input) === 'started';
-    },
-    async getStatus(instanceId) {
-      return managed.status(instanceId);
-    },
-    async raiseEvent(instanceId, eventName, data) {
-      // As the durable client: unknown instance → error (HTTP 404); finished one → ignored (HTTP 410).
-      if (managed.raiseEvent(instanceId, eventName, data) === 'not-found') {
-        throw new Error(`No instance with ID '${instanceId}' found.`);
-      }
-    },
-  };
 
   const instanceOf = (instanceId: string): Instance => {
     const instance = instances.get(instanceId);

@@ -1,0 +1,107 @@
+/**
+ * One definition per function, seen from both sides (ISSUE 14, section 4): the Azure entry point
+ * (`main` in package.json) loaded as the worker loads it, with the stand-in `@azure/functions-core`
+ * receiving what `@azure/functions` registers, against what the embedded app registers and runs.
+ * Same names, triggers, bindings (queue, connection, sessions, route, methods, auth level, extra
+ * inputs), nothing only one side has.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createEmbeddedApp } from '../../src/embedded/app';
+import type { RegisteredFunction } from '../../src/embedded/worker/core';
+import { queueFunctionsOf } from '../../src/embedded/host/queue-function';
+import { httpFunctionsOf } from '../../src/embedded/host/http-function';
+
+const SETTINGS = {
+  ServiceBusConnection__fullyQualifiedNamespace: 'orders-test.servicebus.windows.net',
+  CosmosDb__accountEndpoint: 'https://orders-test.documents.azure.com:443/',
+};
+
+/** What `registerFunction` received while the entry point loaded, in a registry of its own. */
+function azureRegistrations(): RegisteredFunction[] {
+  const saved = { ...process.env };
+  Object.assign(process.env, SETTINGS);
+  try {
+    let registered: RegisteredFunction[] = [];
+    jest.isolateModules(() => {
+      const main = (
+        JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { main: string }
+      ).main;
+      // `main` is the build output; the entry's source is the same path under src/ with .ts.
+      const source = main.replace(/^dist\//, '').replace(/\.js$/, '');
+      require(resolve(__dirname, '../..', source));
+      const core =
+        require('../../src/embedded/worker/core') as typeof import('../../src/embedded/worker/core');
+      registered = core.registeredFunctions();
+    });
+    return registered;
+  } finally {
+    for (const key of Object.keys(SETTINGS)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
+}
+
+function shapes(functions: readonly RegisteredFunction[]): Map<string, unknown> {
+  return new Map(
+    functions.map((fn) => [fn.metadata.name, JSON.parse(JSON.stringify(fn.metadata.bindings)) as unknown]),
+  );
+}
+
+describe('the Azure entry point and the embedded app', () => {
+  const azure = azureRegistrations();
+  const app = createEmbeddedApp({ log: () => undefined });
+  afterAll(() => app.stop());
+
+  it('register the same functions with the same binding metadata', () => {
+    expect(azure.length).toBeGreaterThan(0);
+    const onAzure = shapes(azure);
+    const embedded = shapes(app.functions);
+    expect([...embedded.keys()].sort()).toEqual([...onAzure.keys()].sort());
+    for (const [name, bindings] of onAzure)
+      expect({ name, bindings: embedded.get(name) }).toEqual({ name, bindings });
+  });
+
+  it('have the triggers of CONTRACTS 1 and the HTTP API, as the embedded host reads them', () => {
+    const queues = queueFunctionsOf(azure).map(({ name, queueName, connection, isSessionsEnabled }) => ({
+      name,
+      queueName,
+      connection,
+      isSessionsEnabled,
+    }));
+    expect(queues).toEqual([
+      {
+        name: 'ledgerProcessor',
+        queueName: 'ledger',
+        connection: 'ServiceBusConnection',
+        isSessionsEnabled: true,
+      },
+      {
+        name: 'orderTransactions',
+        queueName: 'order-transactions',
+        connection: 'ServiceBusConnection',
+        isSessionsEnabled: true,
+      },
+    ]);
+    const routes = httpFunctionsOf(azure).map(
+      (fn) => `${fn.name} ${fn.methods.join(',')} ${fn.route} ${fn.authLevel}`,
+    );
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        'getOrder GET orders/{orderId} function',
+        'cancelOrder POST orders/{orderId}/cancel admin',
+        'reviewOrder POST orders/{orderId}/review admin',
+      ]),
+    );
+    const durableTriggers = azure
+      .map((fn) => Object.values(fn.metadata.bindings).find((binding) => binding.direction === 'in')?.type)
+      .filter((type) => type === 'orchestrationTrigger' || type === 'activityTrigger');
+    expect(durableTriggers.filter((type) => type === 'orchestrationTrigger')).toHaveLength(2);
+    // orderTransactions and every HTTP function take the durable client; the ledger processor does not.
+    const withClient = azure
+      .filter((fn) => Object.values(fn.metadata.bindings).some((binding) => binding.type === 'durableClient'))
+      .map((fn) => fn.metadata.name);
+    expect(withClient).toContain('orderTransactions');
+    expect(withClient).not.toContain('ledgerProcessor');
+    expect(withClient).toEqual(expect.arrayContaining(httpFunctionsOf(azure).map((fn) => fn.name)));
+  });
+});

@@ -1,4 +1,5 @@
 import type { InvocationContext } from '@azure/functions';
+import { errorMessage } from '../domain/errors';
 import type { RetryNotice } from '../services/backoff';
 import type { DeliveredMessage, Telemetry } from '../services/ports';
 
@@ -23,7 +24,7 @@ export function retryTracer(
       attempt,
       delayMs,
       waitedMs,
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
   };
 }

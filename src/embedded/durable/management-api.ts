@@ -25,6 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorMessage } from '../../domain/errors';
 import type { OrchestrationRuntimeStatus, OrchestrationStatus } from '../../services/ports';
 
 export type StartResult = 'started' | 'unknown-orchestrator' | 'running';
@@ -115,7 +116,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; er
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: errorMessage(error) };
   }
 }
 
@@ -282,7 +283,7 @@ export function createManagementApi(instances: ManagedInstances, taskHub: string
           500,
           'Something went wrong while processing your request',
           'System.Exception',
-          error instanceof Error ? error.message : String(error),
+          errorMessage(error),
         );
       }
       const text = reply.body === undefined ? '' : JSON.stringify(reply.body);

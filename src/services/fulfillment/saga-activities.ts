@@ -228,9 +228,10 @@ export async function recordSagaStatus(
 ): Promise<{ cancelRequested: boolean }> {
   const at = new Date(deps.now()).toISOString();
   const reason = change.reason === null ? null : oneLine(change.reason);
-  const cancelRequested = await changeRecord(deps, change.order, (current) => {
+  const { cancelRequested, markOnly } = await changeRecord(deps, change.order, (current) => {
     // A cancel recorded before the point of no return wins: the point is not recorded as reached.
-    if (change.pointOfNoReturn === true && current.cancel !== null) return { next: undefined, result: true };
+    if (change.pointOfNoReturn === true && current.cancel !== null)
+      return { next: undefined, result: { cancelRequested: true, markOnly: true } };
     const markPoint = change.pointOfNoReturn === true && (current.pointOfNoReturnAt ?? null) === null;
     const startsEpisode =
       change.status === 'needs-attention' &&
@@ -240,8 +241,9 @@ export async function recordSagaStatus(
       current.status === change.status &&
       current.reason === reason &&
       current.instanceId === change.instanceId;
+    const markOnly = change.pointOfNoReturn === true && sameStatus;
     if (sameStatus && !markPoint && !startsEpisode)
-      return { next: undefined, result: current.cancel !== null };
+      return { next: undefined, result: { cancelRequested: current.cancel !== null, markOnly } };
     const next: SagaRecord = {
       ...current,
       instanceId: change.instanceId,
@@ -251,14 +253,16 @@ export async function recordSagaStatus(
       ...(markPoint ? { pointOfNoReturnAt: at } : {}),
       ...(startsEpisode ? { review: { episode: change.episode as string, decision: null } } : {}),
     };
-    return { next, result: next.cancel !== null };
+    return { next, result: { cancelRequested: next.cancel !== null, markOnly } };
   });
-  deps.telemetry.event(`Saga.${change.status}`, {
-    orderId: change.order.orderId,
-    instanceId: change.instanceId,
-    reason,
-    correlationId: change.order.correlationId,
-  });
+  // Marking the point of no return records no new status: the saga was running and still is.
+  if (!markOnly)
+    deps.telemetry.event(`Saga.${change.status}`, {
+      orderId: change.order.orderId,
+      instanceId: change.instanceId,
+      reason,
+      correlationId: change.order.correlationId,
+    });
   return { cancelRequested };
 }
 

@@ -93,6 +93,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     catalog: input.catalog,
     creditLimit: options.creditLimit,
     sessionIdleTimeoutMs: options.sessionIdleMs,
+    // A minute after a saga was created, a redelivered submission is long settled: its history can go.
+    purgeFinishedAfterMs: 60_000,
     ...(timeline === undefined ? {} : { instrument: { telemetry: timeline.wrap } }),
     log: () => undefined,
   });

@@ -101,6 +101,12 @@ export interface EmbeddedAppOptions {
     telemetry?: (telemetry: Telemetry) => Telemetry;
   };
   log?: HostLog;
+  /**
+   * Purge finished orchestrations (Completed, Failed, Terminated) created more than this long ago, as
+   * a timer function calling the Durable client's `purgeInstanceHistoryBy` would; kept for ever when
+   * unset. The saga records in the store are the audit trail; the driver's history is not needed.
+   */
+  purgeFinishedAfterMs?: number;
   /** false: `telemetry` keeps the metric totals only, not every record (the bench's long runs). */
   keepTelemetryRecords?: boolean;
 }
@@ -122,6 +128,8 @@ export interface EmbeddedApp {
   sendLedger(messages: readonly LedgerInput[]): Promise<void>;
   /** Resolves when every queue is drained, held-back sends included, and every saga is finished or waits for a person. */
   drain(): Promise<void>;
+  /** One purge of the finished orchestrations past `purgeFinishedAfterMs` (0 when unset); how many went. */
+  purgeFinished(): number;
   /** Every function as `@azure/functions` registered it: what the host and the durable driver run. */
   functions: readonly RegisteredFunction[];
   /** Calls an HTTP function as the host would route the request (`/api/<path>`); 404 when none matches. */
@@ -273,6 +281,20 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     log: options.log,
     bindInput,
   });
+  const purgeFinished = (): number => {
+    const retention = options.purgeFinishedAfterMs;
+    if (retention === undefined) return 0;
+    return durable.purgeInstances({
+      createdTimeFrom: 0,
+      createdTimeTo: durable.now() - retention,
+      runtimeStatus: ['Completed', 'Failed', 'Terminated'],
+    });
+  };
+  // Housekeeping only: it must not keep the process alive once the run is over.
+  const purgeTimer =
+    options.purgeFinishedAfterMs === undefined
+      ? undefined
+      : setInterval(purgeFinished, Math.max(1000, options.purgeFinishedAfterMs / 2)).unref();
   const httpFunctions = httpFunctionsOf(registered);
   const httpLog: WorkerLog = (functionName, level, category, message) => {
     if (category === 'user' && level !== 'none')
@@ -299,6 +321,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     convoyClock,
     sendLedger: (messages) => sendLedger(broker, messages),
     drain,
+    purgeFinished,
     functions: registered,
     async http(request) {
       const routed = routeRequest(httpFunctions, request);
@@ -342,6 +365,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       });
     },
     async stop() {
+      clearInterval(purgeTimer);
       await host.stop();
       await durable.stop();
       broker.close();

@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import noPrototypeLookup from './tools/eslint/no-prototype-lookup.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'package/', '*.js', '*.mjs'] },
@@ -20,6 +21,24 @@ export default tseslint.config(
       globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // Issue 11: no lookup may reach Object.prototype. no-prototype-builtins keeps
+    // `x.hasOwnProperty(k)` out; the typed local rule refuses `record[key]` and `key in record`
+    // on plain records (string index signatures), where ids such as `constructor` or `__proto__`
+    // find inherited members. Typed, and on the app's data path, where keys come from input (the
+    // embedded runtime's internals, the CLI and the bench key records by their own names).
+    files: [
+      'src/domain/**/*.ts',
+      'src/services/**/*.ts',
+      'src/adapters/**/*.ts',
+      'src/functions/**/*.ts',
+      'src/embedded/report.ts',
+    ],
+    ignores: ['src/domain/records.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { local: { rules: { 'no-prototype-lookup': noPrototypeLookup } } },
+    rules: { 'no-prototype-builtins': 'error', 'local/no-prototype-lookup': 'error' },
   },
   {
     // jest.isolateModules needs require() to load a module into a fresh registry.

@@ -6,6 +6,7 @@ import { compareText } from '../domain/compare';
 import { PermanentError } from '../domain/errors';
 import { MAX_BATCH_OPERATIONS } from '../services/ports';
 import type { BatchOperation, Document, Stored } from '../services/ports';
+import { ownValue, setOwn } from '../domain/records';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -28,7 +29,7 @@ export function partitionKeyField(partitionKeyPath: string): string {
 }
 
 export function partitionKeyOf(document: Document, field: string): string {
-  const value: unknown = document[field];
+  const value: unknown = ownValue(document, field);
   if (typeof value !== 'string' || value === '') {
     throw new PermanentError(
       'bad-partition-key',
@@ -108,13 +109,13 @@ export function checkFieldName(field: string): string {
 export function withoutServiceFields(resource: Readonly<Record<string, unknown>>): Document {
   const document: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(resource)) {
-    if (!SERVICE_FIELDS.has(key)) document[key] = value;
+    if (!SERVICE_FIELDS.has(key)) setOwn(document, key, value);
   }
   return document as Document;
 }
 
 /** Query results come back by partition key, then id: deterministic whatever order the store used. */
 export function sortStored<T extends Document>(stored: Array<Stored<T>>, field: string): Array<Stored<T>> {
-  const keyOf = (entry: Stored<T>): string => String(entry.document[field]);
+  const keyOf = (entry: Stored<T>): string => String(ownValue(entry.document, field));
   return stored.sort((a, b) => compareText(keyOf(a), keyOf(b)) || compareText(a.document.id, b.document.id));
 }

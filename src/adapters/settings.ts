@@ -3,6 +3,7 @@
  * A missing or malformed setting fails with a ConfigurationError that names it.
  */
 import { ConfigurationError } from '../domain/errors';
+import { ownValue, setOwn } from '../domain/records';
 
 export interface RetrySettings {
   firstIntervalMs: number;
@@ -100,13 +101,13 @@ function duplicateWindowMs(env: Readonly<Record<string, string | undefined>>): n
 type Environment = Readonly<Record<string, string | undefined>>;
 
 function required(env: Environment, name: string): string {
-  const value = env[name]?.trim();
+  const value = ownValue(env, name)?.trim();
   if (!value) throw new ConfigurationError(name, 'is required but not set');
   return value;
 }
 
 function optional(env: Environment, name: string): string | undefined {
-  const value = env[name]?.trim();
+  const value = ownValue(env, name)?.trim();
   return value ? value : undefined;
 }
 
@@ -175,7 +176,7 @@ export function parseCatalog(raw: string | undefined, name: string): Record<stri
         `stock of ${sku} must be an integer >= 0, got ${JSON.stringify(stock)}`,
       );
     }
-    catalog[sku] = stock;
+    setOwn(catalog, sku, stock);
   }
   return catalog;
 }

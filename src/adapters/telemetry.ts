@@ -4,6 +4,7 @@
  */
 import type { TokenCredential } from '@azure/identity';
 import type { Telemetry, TelemetryProperties, TraceLevel } from '../services/ports';
+import { setOwn } from '../domain/records';
 
 /** What the adapter needs of `applicationinsights`' TelemetryClient; tests hand in a recorder. */
 export interface TelemetrySink {
@@ -19,7 +20,7 @@ export interface TelemetrySink {
 function stringProperties(properties: TelemetryProperties | undefined): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [key, value] of Object.entries(properties ?? {})) {
-    if (value !== undefined && value !== null) result[key] = String(value);
+    if (value !== undefined && value !== null) setOwn(result, key, String(value));
   }
   return result;
 }

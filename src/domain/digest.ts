@@ -1,5 +1,6 @@
 import { createHash, hash } from 'node:crypto';
 import type { Entry } from './entry';
+import { ownValue } from './records';
 
 /** JSON with object keys sorted at every depth and no whitespace: equal content, equal text. */
 export function canonicalJson(value: unknown): string {
@@ -7,9 +8,9 @@ export function canonicalJson(value: unknown): string {
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record)
-      .filter((key) => record[key] !== undefined)
+      .filter((key) => ownValue(record, key) !== undefined)
       .sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(ownValue(record, key))}`).join(',')}}`;
   }
   return JSON.stringify(value);
 }

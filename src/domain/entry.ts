@@ -1,4 +1,5 @@
 /** Ledger messages and their entries (CONTRACTS 1.1, 1.2): types and validation from unknown input. */
+import { ownValue } from './records';
 
 export const ENTRY_TYPES = [
   'OrderCreated',
@@ -206,7 +207,7 @@ export function validateEntry(input: unknown, path = ''): Validation<Entry> {
     return { ok: false, problems: [`${path || 'entry'} must be a JSON object, got ${shown(input)}`] };
   }
   for (const key of Object.keys(input)) {
-    if (nestsDeeperThan(input[key], MAX_ENTRY_DEPTH - 1)) {
+    if (nestsDeeperThan(ownValue(input, key), MAX_ENTRY_DEPTH - 1)) {
       return {
         ok: false,
         problems: [

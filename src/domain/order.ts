@@ -4,6 +4,7 @@
  */
 import { describeProblems, parseEntryMessage, type Entry } from './entry';
 import { entryDigest } from './digest';
+import { ownValue, setOwn } from './records';
 
 export type OrderStatus = 'pending' | 'open' | 'submitted' | 'deleted';
 export type SlotOutcome = 'applied' | 'rejected' | 'buffered';
@@ -164,7 +165,7 @@ export function decideEntry(
   properties: MessageProperties = {},
 ): Decision {
   const { transactionId, sequence } = entry;
-  const seen = state.transactions[transactionId];
+  const seen = ownValue(state.transactions, transactionId);
   if (seen) {
     if (seen.digest === digest) return { kind: 'duplicate', transactionId, previous: seen.outcome };
     return {
@@ -195,7 +196,7 @@ export function decideEntry(
     buffered: state.buffered,
   };
   if (sequence > state.appliedSequence + 1) {
-    next.transactions[transactionId] = { digest, sequence, outcome: 'buffered' };
+    setOwn(next.transactions, transactionId, { digest, sequence, outcome: 'buffered' });
     next.buffered = [...state.buffered, { messageId, digest, entry, properties }].sort(
       (a, b) => a.entry.sequence - b.entry.sequence,
     );
@@ -217,11 +218,11 @@ export function decideEntry(
     const result = applyAtSlot(next, waiting.entry);
     next.appliedSequence = waiting.entry.sequence;
     const outcome: SlotOutcome = result.rejection === undefined ? 'applied' : 'rejected';
-    next.transactions[waiting.entry.transactionId] = {
+    setOwn(next.transactions, waiting.entry.transactionId, {
       digest: waiting.digest,
       sequence: waiting.entry.sequence,
       outcome,
-    };
+    });
     if (result.rejection === undefined) {
       applied.push({ transactionId: waiting.entry.transactionId, sequence: waiting.entry.sequence });
       submitted ||= result.submitted;

@@ -17,6 +17,7 @@ import type { InvocationContext } from '@azure/functions';
 import { isDeepStrictEqual } from 'node:util';
 import { PermanentError } from '../domain/errors';
 import type { ApplicationProperties, DeliveredMessage } from '../services/ports';
+import { ownValue, setOwn } from '../domain/records';
 
 /** What the worker makes of one trigger-metadata string: `tryJsonParse`, then `toCamelCaseValue`. */
 export function asTheWorkerConverts(text: string): unknown {
@@ -34,7 +35,7 @@ function camelCased(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(camelCased);
   const result: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    result[key.charAt(0).toLowerCase() + key.slice(1)] = camelCased(item);
+    setOwn(result, key.charAt(0).toLowerCase() + key.slice(1), camelCased(item));
   }
   return result;
 }
@@ -54,14 +55,15 @@ function properties(value: unknown): ApplicationProperties {
   if (typeof value !== 'object' || value === null) return {};
   const result: ApplicationProperties = {};
   for (const [key, item] of Object.entries(value)) {
-    if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') result[key] = item;
+    if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean')
+      setOwn(result, key, item);
   }
   return result;
 }
 
 function field(body: unknown, name: string): unknown {
   return typeof body === 'object' && body !== null && Object.hasOwn(body, name)
-    ? (body as Record<string, unknown>)[name]
+    ? ownValue(body as Record<string, unknown>, name)
     : undefined;
 }
 
@@ -88,7 +90,7 @@ export function deliveredMessage(
   idsInBody: IdsInBody = {},
 ): DeliveredMessage {
   const metadata = context.triggerMetadata ?? {};
-  const own = (key: string): unknown => (Object.hasOwn(metadata, key) ? metadata[key] : undefined);
+  const own = (key: string): unknown => ownValue(metadata, key);
   // Service Bus always sets a MessageId; without one this is not a Service Bus delivery. The
   // invocation id is no substitute: it changes on every delivery, and idempotency keys on this.
   const messageId = recoveredId(

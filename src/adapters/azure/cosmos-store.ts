@@ -43,6 +43,7 @@ import {
   sortStored,
   withoutServiceFields,
 } from '../document-rules';
+import { ownValue } from '../../domain/records';
 
 export interface CosmosClientSettings {
   /** `https://<account>.documents.azure.com:443/`, or the test server's address. */
@@ -90,7 +91,9 @@ const TRANSIENT_BATCH_MESSAGE =
 const THROTTLED_BATCH_MESSAGE = /request rate is large|too many requests/i;
 
 function fieldOf(value: unknown, field: string): unknown {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[field] : undefined;
+  return typeof value === 'object' && value !== null
+    ? ownValue(value as Record<string, unknown>, field)
+    : undefined;
 }
 
 /** The HTTP status of an `ErrorResponse` (its `code`), or undefined for anything else. */

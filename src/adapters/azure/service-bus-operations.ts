@@ -33,6 +33,7 @@ import type { ApplicationProperties } from '../../services/ports';
 import { QUEUE, QUEUE_FLAGS } from '../../services/queues';
 import { DEFAULTS, isoDurationMs } from '../settings';
 import { classify, toServiceBusMessage } from './service-bus-sender';
+import { setOwn } from '../../domain/records';
 
 /** The fields of a received message the operations read; `ServiceBusReceivedMessage` has them all. */
 export interface ReceivedLike {
@@ -117,7 +118,7 @@ export function portProperties(properties: ReceivedLike['applicationProperties']
   const result: ApplicationProperties = {};
   for (const [name, value] of Object.entries(properties ?? {})) {
     if (value === null) continue;
-    result[name] = value instanceof Date ? value.toISOString() : value;
+    setOwn(result, name, value instanceof Date ? value.toISOString() : value);
   }
   return result;
 }

@@ -12,6 +12,7 @@ import {
   type ParkInfo,
   type ParkedMessage,
 } from './ports';
+import { setOwn } from '../../domain/records';
 
 /** The properties `parkedMessage` adds that belong to the park, not to the message. */
 const PARK_ONLY_PROPERTIES: readonly string[] = [
@@ -45,7 +46,7 @@ export function parkInfoOf(properties: ApplicationProperties): ParkInfo {
 export function withoutParkProperties(properties: ApplicationProperties): ApplicationProperties {
   const kept: ApplicationProperties = {};
   for (const [name, value] of Object.entries(properties)) {
-    if (!PARK_ONLY_PROPERTIES.includes(name)) kept[name] = value;
+    if (!PARK_ONLY_PROPERTIES.includes(name)) setOwn(kept, name, value);
   }
   return kept;
 }

@@ -3,7 +3,8 @@
  * registered (../worker/core) against the embedded broker as the Azure Functions host does with
  * host.json `extensions.serviceBus` settings: session pumps up to `maxConcurrentSessions`, one
  * message at a time per session, `autoCompleteMessages` settlement (return completes, throw
- * abandons), and lock renewal while a handler runs. Each delivery goes through the Node worker's
+ * abandons), auto lock renewal up to `maxAutoLockRenewalDuration` and `functionTimeout`
+ * (./host/host-settings, ./host/function-timeout). Each delivery goes through the Node worker's
  * invocation path (./host/queue-function).
  */
 import { format } from 'node:util';
@@ -17,6 +18,8 @@ import { createHostCounters, type FunctionsHostStats } from './host/host-stats';
 import { currentTurn, turnSince } from './host/loop-turn';
 import { createQueueWaiters } from './host/queue-waiters';
 import { invocationIds, invokeForMessage, queueFunctionsOf, type QueueFunction } from './host/queue-function';
+import { withFunctionTimeout } from './host/function-timeout';
+import { FUNCTION_TIMEOUT_MS, MAX_AUTO_LOCK_RENEWAL_MS } from './host/host-settings';
 
 export type { FunctionStats, FunctionsHostStats } from './host/host-stats';
 
@@ -45,6 +48,10 @@ export interface FunctionsHostOptions {
   log?: HostLog;
   /** The RPC value of each extra input (e.g. the durable client), as the Azure host binds it. */
   bindInput?: InputBinder;
+  /** host.json `extensions.serviceBus.maxAutoLockRenewalDuration`; the deployed value by default. */
+  maxAutoLockRenewalDurationMs?: number;
+  /** host.json `functionTimeout`; the deployed value by default. */
+  functionTimeoutMs?: number;
 }
 
 export interface FunctionsHost {
@@ -87,11 +94,6 @@ const defaultLog: HostLog = (functionName, level, message) => {
   }
 };
 
-/** Renew well before the lock runs out, as the host's auto lock renewal does. */
-function renewalIntervalMs(lockDurationMs: number): number {
-  return Math.max(1, Math.floor(lockDurationMs / 3));
-}
-
 export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHost {
   const { broker } = options;
   const functions = queueFunctionsOf(options.functions);
@@ -101,6 +103,8 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
   const random = options.random ?? Math.random;
   const crashProbability = options.faults?.crashAfterCommit ?? 0;
   const log = options.log ?? defaultLog;
+  const maxAutoLockRenewalMs = options.maxAutoLockRenewalDurationMs ?? MAX_AUTO_LOCK_RENEWAL_MS;
+  const functionTimeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
   // User logs as the function wrote them; the worker's own lines only when they warn.
   const workerLog: WorkerLog = (functionName, level, category, message) => {
     if (level === 'none') return;
@@ -129,21 +133,14 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
     idleWaiters.clear();
   }
 
-  function keepLocksAlive(lockDurationMs: number, renew: () => void): () => void {
-    const timer = setInterval(() => {
-      try {
-        renew();
-      } catch {
-        // The lock is already gone; the settlement that follows reports it.
-      }
-    }, renewalIntervalMs(lockDurationMs));
-    return () => clearInterval(timer);
-  }
-
   async function invoke(fn: QueueFunction, message: ReceivedMessage): Promise<Outcome> {
     counters.count(fn.name, 'invocations');
     try {
-      await invokeForMessage(fn, message, nextInvocationId(), options.bindInput, workerLog);
+      await withFunctionTimeout(
+        invokeForMessage(fn, message, nextInvocationId(), options.bindInput, workerLog),
+        fn.name,
+        functionTimeoutMs,
+      );
       counters.count(fn.name, 'succeeded');
       return 'succeeded';
     } catch (error) {
@@ -194,11 +191,8 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
   }
 
   async function serveSession(fn: QueueFunction, receiver: SessionReceiver): Promise<void> {
-    let inFlight: ReceivedMessage | undefined;
-    const stopRenewing = keepLocksAlive(receiver.lockDurationMs, () => {
-      receiver.renewSessionLock();
-      if (inFlight) receiver.renewMessageLock(inFlight);
-    });
+    // The host renews in its own process, so a busy worker never loses a lock it still holds.
+    const stopRenewing = receiver.autoRenew(maxAutoLockRenewalMs);
     counters.sessionOpened(fn.name);
     try {
       let idleSince = Date.now();
@@ -214,13 +208,10 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         let keep = false;
         const turn = currentTurn();
         try {
-          inFlight = message;
           const outcome = await invoke(fn, message);
-          // A lost completion must not be kept alive by renewal: its lock has to expire.
-          inFlight = undefined;
+          // A lost completion returns at once, and renewal stops: its lock has to expire.
           keep = settle(fn, message, outcome, receiver);
         } finally {
-          inFlight = undefined;
           busy -= 1;
         }
         checkIdle();
@@ -255,7 +246,6 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
       complete: (message) => broker.complete(message),
       abandon: (message) => broker.abandon(message),
     };
-    const { lockDurationMs } = broker.queueSettings(fn.queueName);
     while (running) {
       const message = broker.receive(fn.queueName);
       if (!message) {
@@ -264,7 +254,7 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
       }
       busy += 1;
       const turn = currentTurn();
-      const stopRenewing = keepLocksAlive(lockDurationMs, () => broker.renewMessageLock(message));
+      const stopRenewing = broker.autoRenewMessageLock(message, maxAutoLockRenewalMs);
       try {
         const outcome = await invoke(fn, message).finally(stopRenewing);
         settle(fn, message, outcome, settlement);

@@ -348,6 +348,74 @@ describe('embedded functions host', () => {
     });
   });
 
+  it('keeps the locks of a handler that blocks the event loop past the lock duration', async () => {
+    // On Azure the host renews in its own process; a worker busy for longer than the lock (a
+    // 3,000-order run at 64 sessions) must not lose a lock whose effect it is applying.
+    queue('orders', { requiresSession: true, lockDurationMs: 30 });
+    queue('work', { lockDurationMs: 30 });
+    const deliveries: unknown[] = [];
+    const blocking: Handler = async (_body, context) => {
+      deliveries.push(context.triggerMetadata?.deliveryCount);
+      await sleep(1);
+      const until = Date.now() + 120;
+      while (Date.now() < until) {
+        // no timer can fire meanwhile
+      }
+    };
+    startHost({ functions: [sessionFunction('orders', blocking), plainFunction('work', blocking)] });
+    await broker.send('orders', [{ messageId: 'm1', sessionId: 'O-1', body: {} }]);
+    await broker.send('work', [{ messageId: 'w1', body: {} }]);
+    await host?.whenIdle();
+
+    expect(deliveries).toEqual([1, 1]);
+    expect(broker.stats()).toMatchObject({
+      orders: { completed: 1, lockExpired: 0 },
+      work: { completed: 1, lockExpired: 0 },
+    });
+  });
+
+  it('renews for at most maxAutoLockRenewalDuration: past it the lock is lost and the message comes back', async () => {
+    queue('orders', { requiresSession: true, lockDurationMs: 30, maxDeliveryCount: 1 });
+    const deliveries: unknown[] = [];
+    startHost({
+      maxAutoLockRenewalDurationMs: 40,
+      functions: [
+        sessionFunction('orders', async (_body, context) => {
+          deliveries.push(context.triggerMetadata?.deliveryCount);
+          await sleep(200);
+        }),
+      ],
+    });
+    await broker.send('orders', [{ messageId: 'm1', sessionId: 'O-1', body: {} }]);
+    await host?.whenIdle();
+
+    expect(deliveries).toEqual([1]);
+    expect(broker.stats().orders).toMatchObject({ completed: 0, lockExpired: 1, deadLettered: 1 });
+    expect(logs.some((line) => /could not settle messageId=m1/.test(line.message))).toBe(true);
+  });
+
+  it('fails an invocation still running at functionTimeout: the message is abandoned and comes back', async () => {
+    queue('work', { maxDeliveryCount: 5 });
+    const deliveries: unknown[] = [];
+    startHost({
+      functionTimeoutMs: 50,
+      functions: [
+        plainFunction('work', async (_body, context) => {
+          deliveries.push(context.triggerMetadata?.deliveryCount);
+          if (deliveries.length === 1) await new Promise(() => undefined);
+        }),
+      ],
+    });
+    await broker.send('work', [{ messageId: 'w1', body: {} }]);
+    await host?.whenIdle();
+
+    expect(deliveries).toEqual([1, 2]);
+    expect(broker.stats().work).toMatchObject({ abandoned: 1, completed: 1 });
+    expect(
+      logs.some((line) => /Timeout value of 50 ms was exceeded by function: on-work/.test(line.message)),
+    ).toBe(true);
+  });
+
   it('runs a function without sessions on several concurrent calls', async () => {
     queue('work', { maxDeliveryCount: 2 });
     let running = 0;

@@ -138,6 +138,12 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       return core.renewLocked(core.nonSessionEntry(received));
     },
 
+    autoRenewMessageLock(received: ReceivedMessage, maxDurationMs: number): () => void {
+      const entry = core.nonSessionEntry(received);
+      core.holdLock(entry, received.lockToken, core.now() + maxDurationMs);
+      return () => core.holdLock(entry, received.lockToken, undefined);
+    },
+
     peek(name: string): PeekedMessage[] {
       core.expireLocks();
       return allActive(core.queueOf(name)).map((message) => ({

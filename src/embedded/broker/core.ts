@@ -219,6 +219,20 @@ export class BrokerCore {
     return lock.lockedUntil;
   }
 
+  /**
+   * Holds a message's lock until `until` (auto renewal); `undefined` ends that, leaving the lock
+   * one lock duration from now, as after a last renewal. A no-op once the lock is gone.
+   */
+  holdLock(entry: LockedEntry, token: string, until: number | undefined): void {
+    const lock = entry.message.lock;
+    if (!lock || lock.token !== token) return;
+    const afterLastRenewal = this.now() + entry.queue.settings.lockDurationMs;
+    lock.lockedUntil = this.locks.taken(
+      until === undefined ? Math.min(lock.lockedUntil, afterLastRenewal) : Math.max(lock.lockedUntil, until),
+    );
+    this.locks.scheduleWakeUp();
+  }
+
   /** Stores a sent message, unless duplicate detection has seen its id within the window. */
   accept(queue: QueueState, message: BrokerOutgoingMessage, at: number): void {
     if (queue.settings.duplicateDetection) {

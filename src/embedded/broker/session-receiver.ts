@@ -17,6 +17,10 @@ export function createSessionReceiver(
   const receiverId = core.nextReceiverId();
   const held: HeldSession = { queue, session };
   let closed = false;
+  /** While the host auto-renews: the time until which the locks hold without renewals. */
+  let autoRenewUntil: number | undefined;
+  /** The message this receiver has in flight, for auto renewal to hold its lock too. */
+  let inFlight: { entry: LockedEntry; token: string } | undefined;
   session.lock = { receiverId, lockedUntil: core.locks.taken(core.now() + queue.settings.lockDurationMs) };
   core.locks.holdSession(held);
   core.locks.scheduleWakeUp();
@@ -31,7 +35,8 @@ export function createSessionReceiver(
   }
 
   function renew(lock: SessionLock): number {
-    lock.lockedUntil = core.locks.taken(core.now() + queue.settings.lockDurationMs);
+    const renewed = core.now() + queue.settings.lockDurationMs;
+    lock.lockedUntil = core.locks.taken(Math.max(renewed, autoRenewUntil ?? renewed));
     core.locks.scheduleWakeUp();
     return lock.lockedUntil;
   }
@@ -66,6 +71,8 @@ export function createSessionReceiver(
       const head = session.messages[0];
       if (!head || head.lock) return undefined;
       const received = core.lockMessage(queue, head);
+      inFlight = { entry: { queue, message: head }, token: received.lockToken };
+      if (autoRenewUntil !== undefined) core.holdLock(inFlight.entry, inFlight.token, autoRenewUntil);
       core.locks.scheduleWakeUp();
       return received;
     },
@@ -85,6 +92,24 @@ export function createSessionReceiver(
     },
     renewSessionLock(): number {
       return renew(assertHeld());
+    },
+    autoRenew(maxDurationMs: number): () => void {
+      const lock = assertHeld();
+      const until = core.now() + maxDurationMs;
+      autoRenewUntil = until;
+      renew(lock);
+      if (inFlight) core.holdLock(inFlight.entry, inFlight.token, until);
+      return () => {
+        if (autoRenewUntil !== until) return;
+        autoRenewUntil = undefined;
+        const afterLastRenewal = core.now() + queue.settings.lockDurationMs;
+        const current = session.lock;
+        if (current?.receiverId === receiverId && current.lockedUntil > afterLastRenewal) {
+          current.lockedUntil = core.locks.taken(afterLastRenewal);
+        }
+        if (inFlight) core.holdLock(inFlight.entry, inFlight.token, undefined);
+        core.locks.scheduleWakeUp();
+      };
     },
     close(): void {
       if (closed) return;

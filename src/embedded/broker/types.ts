@@ -137,6 +137,17 @@ export interface SessionReceiver {
   deadLetter(message: ReceivedMessage, reason: string, description: string): void;
   renewMessageLock(message: ReceivedMessage): number;
   renewSessionLock(): number;
+  /**
+   * The host's auto lock renewal: from now until `maxDurationMs` has passed, the session lock and
+   * the lock of the message in flight hold without explicit renewals, however busy the worker's
+   * event loop is. On Azure the Functions host (a .NET process, not the Node worker) renews them
+   * through ServiceBusSessionProcessor, for at most `maxAutoLockRenewalDuration` (host.json;
+   * default 5 minutes: learn.microsoft.com/dotnet/api/azure.messaging.servicebus.
+   * servicebussessionprocessoroptions.maxautolockrenewalduration). Past it the lock runs out and
+   * the messages come back. The returned stop ends the renewal: what is still locked then holds
+   * one more lock duration, as after the host's last renewal.
+   */
+  autoRenew(maxDurationMs: number): () => void;
   /** Releases the session; a message still locked stays locked until its lock expires. */
   close(): void;
 }
@@ -161,6 +172,8 @@ export interface EmbeddedBroker extends MessageSender {
   abandon(message: ReceivedMessage): void;
   deadLetter(message: ReceivedMessage, reason: string, description: string): void;
   renewMessageLock(message: ReceivedMessage): number;
+  /** The host's auto lock renewal of one message of a queue without sessions; see SessionReceiver. */
+  autoRenewMessageLock(message: ReceivedMessage, maxDurationMs: number): () => void;
   peek(queue: string): PeekedMessage[];
   deadLetters(queue: string): BrokerDeadLetter[];
   /** Removes one message from the dead-letter sub-queue (an operator replayed it); undefined if gone. */

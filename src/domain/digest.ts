@@ -56,7 +56,7 @@ export function entryDigest(entry: Entry): string {
 }
 
 /** One-shot `crypto.hash` where the runtime has it (Node 20.12+): no Hash object per digest. */
-const sha256Hex: (text: string) => string =
+export const sha256Hex: (text: string) => string =
   typeof hash === 'function'
     ? (text) => hash('sha256', text, 'hex')
     : (text) => createHash('sha256').update(text).digest('hex');

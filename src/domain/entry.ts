@@ -258,7 +258,7 @@ export interface LedgerBatch {
  * Functions host hands it over. Only a body that is not an object with an `entries` array fails
  * whole; each broken entry is reported on its own so the others can go on.
  */
-export function parseLedgerMessage(body: unknown, fallbackBatchId: string): Validation<LedgerBatch> {
+export function parseLedgerMessage(body: unknown): Validation<LedgerBatch> {
   const parsed = parseBody(body);
   if (!parsed.ok) return parsed;
   const value = parsed.value;
@@ -266,13 +266,10 @@ export function parseLedgerMessage(body: unknown, fallbackBatchId: string): Vali
   if (!Array.isArray(value.entries)) {
     return { ok: false, problems: [`entries must be an array, got ${shown(value.entries)}`] };
   }
-  if (value.batchId !== undefined && (typeof value.batchId !== 'string' || value.batchId.length === 0)) {
-    return {
-      ok: false,
-      problems: [`batchId must be a non-empty string when present, got ${shown(value.batchId)}`],
-    };
-  }
-  const batchId = (value.batchId as string | undefined) ?? fallbackBatchId;
+  // CONTRACTS 1.3: a batch needs a batchId with the rules of transactionId, else it is parked whole.
+  const problems: Problems = [];
+  const batchId = nonEmptyString(value.batchId, 'batchId', problems, MAX_ID_LENGTH);
+  if (batchId === undefined) return { ok: false, problems };
   return {
     ok: true,
     value: {

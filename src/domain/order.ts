@@ -8,7 +8,14 @@ import { ownValue, setOwn } from './records';
 
 export type OrderStatus = 'pending' | 'open' | 'submitted' | 'deleted';
 export type SlotOutcome = 'applied' | 'rejected' | 'buffered';
-export type ParkReason = 'invalid' | 'misrouted' | 'digest-mismatch' | 'sequence-conflict' | 'rejected';
+export type ParkReason =
+  | 'invalid'
+  | 'misrouted'
+  | 'digest-mismatch'
+  | 'sequence-conflict'
+  | 'rejected'
+  /** Over a size limit of Service Bus or Cosmos DB: the message, or the order document it would make. */
+  | 'too-large';
 
 export interface OrderLine {
   transactionId: string;

@@ -124,6 +124,7 @@ describe('one correlation id from the ledger message through the order to the sa
           messageId: 'B-CORR',
           sessionId: 'main',
           body: {
+            batchId: 'B-CORR',
             entries: [
               {
                 transactionId: 'T-1',

@@ -8,6 +8,7 @@ import { STANDARD_TIER_MAX_BATCH_BYTES } from '../../src/embedded/broker/broker'
 import { FAULT_NAMES } from '../../src/embedded/faults';
 import type { Report } from '../../src/embedded/report';
 import { SAMPLE_PATH } from '../support/e2e';
+import { parkIdFor } from '../../src/services/convoy/parking';
 
 describe('npm start (main)', () => {
   const cli = captureCli('convoy-cli-');
@@ -344,11 +345,17 @@ describe('npm start (main)', () => {
       ['X-2', 'invalid'],
       ['X-3', 'invalid'],
       ['X-4', 'invalid'],
-      ['X-5#0', 'invalid'],
-      ['X-5#1', 'invalid'],
       ['X-6', 'invalid'],
+      // Entry parks are named by their content (CONTRACTS 1.3), and sort after the batch ids.
+      ...[
+        [parkIdFor('invalid', { transactionId: 'T-1' }), 'invalid'],
+        [parkIdFor('invalid', 7), 'invalid'],
+      ].sort(([a], [b]) => (a < b ? -1 : 1)),
     ]);
-    expect(report.parked.find((parked) => parked.messageId === 'X-5#0')?.transactionId).toBe('T-1');
+    expect(
+      report.parked.find((parked) => parked.messageId === parkIdFor('invalid', { transactionId: 'T-1' }))
+        ?.transactionId,
+    ).toBe('T-1');
     expect(cli.stderr.join('')).toBe('');
   });
 });

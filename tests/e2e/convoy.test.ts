@@ -49,6 +49,7 @@ import {
   quiet,
   type RecordedMetric,
 } from '../support/e2e';
+import { parkIdFor } from '../../src/services/convoy/parking';
 
 function orderOf(report: Report, orderId: string): ReportOrder {
   const order = report.orders.find((candidate) => candidate.orderId === orderId);
@@ -366,7 +367,7 @@ describe('each outcome of CONTRACTS 1.3, end to end', () => {
     const expected = [
       {
         queue: QUEUE.ledger,
-        messageId: 'B-2#1',
+        messageId: parkIdFor('invalid', invalidEntry),
         sessionId: 'main',
         transactionId: 'T-BAD1',
         reason: 'invalid',
@@ -422,7 +423,7 @@ describe('each outcome of CONTRACTS 1.3, end to end', () => {
   });
 
   it('invalid entry in a valid batch: parked on its own, naming the field, the batch goes on', () => {
-    const parked = after.parked.find((p) => p.messageId === 'B-2#1');
+    const parked = after.parked.find((p) => p.messageId === parkIdFor('invalid', invalidEntry));
     expect(parked?.description).toMatch(/entries\[1\]\.data\.quantity/);
     // The rest of B-2 went on: a3, e3, g2, b3 were applied.
     expect(orderOf(after, 'O-A').appliedSequence).toBe(3);
@@ -576,7 +577,7 @@ describe('each outcome of CONTRACTS 1.3, end to end', () => {
       });
     }
 
-    const invalid = byId('B-2#1');
+    const invalid = byId(parkIdFor('invalid', invalidEntry));
     expect(invalid.body).toEqual(invalidEntry);
     expect(invalid.applicationProperties).toMatchObject({
       batchId: 'B-2',

@@ -480,6 +480,7 @@ describe('cancel', () => {
           messageId: 'B-OPEN',
           sessionId: 'main',
           body: {
+            batchId: 'B-OPEN',
             entries: [
               {
                 transactionId: 'X-1',

@@ -3,6 +3,8 @@ import {
   createEmbeddedBroker,
   estimateMessageBytes,
   MessageLockLostError,
+  MessageSizeExceededError,
+  ServiceBusIdTooLongError,
   SessionLockLostError,
 } from '../../src/embedded/broker/broker';
 import type {
@@ -177,6 +179,33 @@ describe('embedded broker: send calls and the batch byte limit', () => {
     const huge = { messageId: 'big', body: 'x'.repeat(262_144) };
     await expect(broker.send('q', [huge])).rejects.toMatchObject({ code: 'message-too-large' });
     expect(broker.peek('q')).toHaveLength(50);
+  });
+
+  it('refuses as Service Bus does: MessageSizeExceeded with the sizes, ids over 128 characters by name', async () => {
+    const broker = createEmbeddedBroker({ maxBatchBytes: 1000 });
+    broker.createQueue('q', { requiresSession: true });
+    const refusal = await broker
+      .send('q', [{ messageId: 'big', sessionId: 'S', body: 'x'.repeat(1000) }])
+      .catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MessageSizeExceededError);
+    expect(refusal).toBeInstanceOf(PermanentError);
+    expect(refusal).toMatchObject({
+      serviceBusCode: 'MessageSizeExceeded',
+      messageId: 'big',
+      limitBytes: 1000,
+    });
+    expect((refusal as Error).message).toMatch(/over the queue's 1000-byte limit/);
+
+    const long = 'x'.repeat(129);
+    await expect(broker.send('q', [{ messageId: long, sessionId: 'S', body: 1 }])).rejects.toThrow(
+      "Length of 'messageId' property on the message cannot be greater than 128 characters",
+    );
+    await expect(broker.send('q', [{ messageId: 'ok', sessionId: long, body: 1 }])).rejects.toBeInstanceOf(
+      ServiceBusIdTooLongError,
+    );
+    // 128 is allowed.
+    await broker.send('q', [{ messageId: 'x'.repeat(128), sessionId: 'y'.repeat(128), body: 1 }]);
+    expect(broker.peek('q')).toHaveLength(1);
   });
 });
 

@@ -6,7 +6,7 @@
 import { TransientError } from '../../src/domain/errors';
 import type { Entry } from '../../src/domain/entry';
 import type { OrderDocument } from '../../src/services/order-documents';
-import { parkedMessage } from '../../src/services/convoy/parking';
+import { parkedMessage, parkIdFor } from '../../src/services/convoy/parking';
 import type { BatchOperation, BatchResult } from '../../src/services/ports';
 import { replayDeadLettered, replayParked } from '../../src/services/operations/replay';
 import { added, created, entryMessageFor, ledger, messageIdOf } from '../support/e2e';
@@ -174,10 +174,10 @@ describe('replaying a parked message', () => {
     const { operations, deps } = world;
     const broken = { transactionId: 'T-I2', orderId: 'O-I', sequence: 2, type: 'TransactionAdded', data: {} };
     await run(world, [ledger('B-I', [created('O-I', 'T-I1'), broken])]);
-    expect(await parkedReasons(operations)).toEqual({ 'B-I#1': 'invalid' });
+    expect(await parkedReasons(operations)).toEqual({ [parkIdFor('invalid', broken)]: 'invalid' });
 
-    const parked = (await operations.findParked('B-I#1'))!;
-    const refused = await replayParked(deps, 'B-I#1');
+    const parked = (await operations.findParked(parkIdFor('invalid', broken)))!;
+    const refused = await replayParked(deps, parkIdFor('invalid', broken));
     expect(refused).toMatchObject({
       replayed: false,
       refusal: 'entry-still-invalid',
@@ -186,11 +186,11 @@ describe('replaying a parked message', () => {
     expect(refused.replayed === false && refused.reason).toContain('entries[1].data.sku');
 
     moveClockPastDuplicateWindow();
-    await expect(replayParked(deps, 'B-I#1', { force: true })).resolves.toMatchObject({
+    await expect(replayParked(deps, parkIdFor('invalid', broken), { force: true })).resolves.toMatchObject({
       replayed: false,
       refusal: 'entry-still-invalid',
     });
-    expect(await parkedReasons(operations)).toEqual({ 'B-I#1': 'invalid' });
+    expect(await parkedReasons(operations)).toEqual({ [parkIdFor('invalid', broken)]: 'invalid' });
   });
 
   it('a ledger entry a stricter deployment parked, valid now: replayed as its batch, applied as it would have been', async () => {

@@ -437,7 +437,7 @@ describe('validation messages a person can act on', () => {
   });
 
   it('a body starting with a byte-order mark is named, not shown as an invisible character', () => {
-    const [problem] = problemsOf(parseLedgerMessage('\ufeff{"batchId":"B-1","entries":[]}', 'B-1'));
+    const [problem] = problemsOf(parseLedgerMessage('\ufeff{"batchId":"B-1","entries":[]}'));
     expect(problem).toContain('byte-order mark (U+FEFF)');
   });
 });
@@ -451,7 +451,7 @@ describe('parseLedgerMessage', () => {
   }
 
   it('parses JSON text', () => {
-    const parsed = valueOf(parseLedgerMessage(JSON.stringify(batch, null, 2), 'msg-1'));
+    const parsed = valueOf(parseLedgerMessage(JSON.stringify(batch, null, 2)));
     expect(parsed.batchId).toBe('B-000042');
     expect(parsed.entries.map((item) => item.index)).toEqual([0, 1, 2, 3]);
     expect(parsed.entries.map((item) => item.raw)).toEqual(entries);
@@ -463,7 +463,7 @@ describe('parseLedgerMessage', () => {
     ['a Uint8Array', new TextEncoder().encode(JSON.stringify(batch))],
     ['already parsed JSON', batch],
   ])('parses a body that is %s', (_case, body) => {
-    const parsed = valueOf(parseLedgerMessage(body, 'msg-1'));
+    const parsed = valueOf(parseLedgerMessage(body));
     expect(parsed.batchId).toBe('B-000042');
     expect(parsed.entries.map((item) => valueOf(item.result))).toEqual(entries);
   });
@@ -473,7 +473,7 @@ describe('parseLedgerMessage', () => {
     ['plain text', 'hello'],
     ['bytes that are not JSON', Buffer.from('not json')],
   ])('fails a body that is %s as not JSON', (_case, body) => {
-    const problems = problemsOf(parseLedgerMessage(body, 'msg-1'));
+    const problems = problemsOf(parseLedgerMessage(body));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^body is not valid JSON: /);
   });
@@ -485,7 +485,7 @@ describe('parseLedgerMessage', () => {
     ['a JSON string', '"B-1"', 'body must be a JSON object, got "B-1"'],
     ['undefined', undefined, 'body must be a JSON object, got nothing'],
   ])('fails a body that is %s as not an object', (_case, body, problem) => {
-    expect(problemsOf(parseLedgerMessage(body, 'msg-1'))).toEqual([problem]);
+    expect(problemsOf(parseLedgerMessage(body))).toEqual([problem]);
   });
 
   it.each<[string, unknown, string]>([
@@ -494,24 +494,30 @@ describe('parseLedgerMessage', () => {
     ['a string', { batchId: 'B-1', entries: 'T-1' }, 'entries must be an array, got "T-1"'],
     ['null', { batchId: 'B-1', entries: null }, 'entries must be an array, got null'],
   ])('fails a batch whose entries are %s', (_case, body, problem) => {
-    expect(problemsOf(parseLedgerMessage(body, 'msg-1'))).toEqual([problem]);
+    expect(problemsOf(parseLedgerMessage(body))).toEqual([problem]);
   });
 
-  it('takes the message id as batchId when the body has none', () => {
-    expect(valueOf(parseLedgerMessage({ entries }, 'msg-7')).batchId).toBe('msg-7');
+  it('parks whole a batch without a batchId, or with one over 100 characters', () => {
+    // CONTRACTS 1.3: no batchId, parked whole (it used to fall back to the messageId).
+    expect(problemsOf(parseLedgerMessage({ entries }))).toEqual([
+      'batchId must be a non-empty string, got nothing',
+    ]);
+    expect(problemsOf(parseLedgerMessage({ batchId: 'B'.repeat(101), entries }))).toEqual([
+      'batchId must be at most 100 UTF-16 code units, got 101',
+    ]);
   });
 
   it.each<[string, unknown]>([
     ['empty', ''],
     ['a number', 42],
   ])('fails a batchId that is %s', (_case, batchId) => {
-    expect(problemsOf(parseLedgerMessage({ batchId, entries }, 'msg-7'))).toEqual([
-      `batchId must be a non-empty string when present, got ${JSON.stringify(batchId)}`,
+    expect(problemsOf(parseLedgerMessage({ batchId, entries }))).toEqual([
+      `batchId must be a non-empty string, got ${JSON.stringify(batchId)}`,
     ]);
   });
 
   it('accepts an empty batch', () => {
-    expect(valueOf(parseLedgerMessage({ batchId: 'B-0', entries: [] }, 'msg-0'))).toEqual({
+    expect(valueOf(parseLedgerMessage({ batchId: 'B-0', entries: [] }))).toEqual({
       batchId: 'B-0',
       entries: [],
     });
@@ -520,19 +526,16 @@ describe('parseLedgerMessage', () => {
   it('reports one invalid entry alone, by its index, and lets the others through', () => {
     const broken = withData(VALID.TransactionAdded, { sku: 'SKU-1', quantity: 0, unitPrice: 1250 });
     const results = entriesOf(
-      parseLedgerMessage(
-        {
-          batchId: 'B-1',
-          entries: [
-            VALID.OrderCreated,
-            VALID.TransactionAmended,
-            VALID.OrderDeleted,
-            broken,
-            VALID.TransactionAdded,
-          ],
-        },
-        'msg-1',
-      ),
+      parseLedgerMessage({
+        batchId: 'B-1',
+        entries: [
+          VALID.OrderCreated,
+          VALID.TransactionAmended,
+          VALID.OrderDeleted,
+          broken,
+          VALID.TransactionAdded,
+        ],
+      }),
     );
     expect(results.map((result) => result.ok)).toEqual([true, true, true, false, true]);
     expect(problemsOf(results[3])).toEqual(['entries[3].data.quantity must be an integer >= 1, got 0']);
@@ -540,22 +543,20 @@ describe('parseLedgerMessage', () => {
   });
 
   it('reports an entry that is not an object by its index', () => {
-    const results = entriesOf(parseLedgerMessage({ entries: [VALID.OrderCreated, null] }, 'msg-1'));
+    const results = entriesOf(parseLedgerMessage({ batchId: 'B-1', entries: [VALID.OrderCreated, null] }));
     expect(results[0].ok).toBe(true);
     expect(problemsOf(results[1])).toEqual(['entries[1] must be a JSON object, got null']);
   });
 
   it('reports several problems of several entries, each with its own path', () => {
     const results = entriesOf(
-      parseLedgerMessage(
-        {
-          entries: [
-            { ...VALID.OrderCreated, orderId: 'O#1' },
-            { ...VALID.TransactionAdded, sequence: -1 },
-          ],
-        },
-        'msg-1',
-      ),
+      parseLedgerMessage({
+        batchId: 'B-1',
+        entries: [
+          { ...VALID.OrderCreated, orderId: 'O#1' },
+          { ...VALID.TransactionAdded, sequence: -1 },
+        ],
+      }),
     );
     expect(problemsOf(results[0])).toEqual(['entries[0].orderId must not contain / \\ ? or #, got "O#1"']);
     expect(problemsOf(results[1])).toEqual(['entries[1].sequence must be an integer >= 1, got -1']);

@@ -35,6 +35,8 @@ export {
   countBatches,
   estimateMessageBytes,
   MAX_SERVICE_BUS_ID_LENGTH,
+  MessageSizeExceededError,
+  ServiceBusIdTooLongError,
   STANDARD_TIER_MAX_BATCH_BYTES,
 } from './message-size';
 

@@ -3,32 +3,53 @@
  */
 import { PermanentError } from '../../domain/errors';
 import type { OutgoingMessage } from '../../services/ports';
+import { estimateMessageBytes, MAX_MESSAGE_BYTES_BY_TIER } from '../../services/message-size';
+
+export { estimateMessageBytes };
 
 /** The Standard tier's largest message batch. */
-export const STANDARD_TIER_MAX_BATCH_BYTES = 262_144;
+export const STANDARD_TIER_MAX_BATCH_BYTES = MAX_MESSAGE_BYTES_BY_TIER.Standard;
+
+/**
+ * A message over the queue's size limit, as @azure/service-bus refuses it: a ServiceBusError with
+ * code `MessageSizeExceeded` (sdk/servicebus/service-bus/src/sender.ts, sendMessages; the service's
+ * amqp:link:message-size-exceeded maps to the same code in serviceBusError.ts).
+ */
+export class MessageSizeExceededError extends PermanentError {
+  readonly serviceBusCode = 'MessageSizeExceeded';
+  constructor(
+    readonly messageId: string,
+    readonly bytes: number,
+    readonly limitBytes: number,
+  ) {
+    // The app's code, the same the Azure sender adapter gives; Service Bus's beside it.
+    super(
+      'message-too-large',
+      `message ${messageId} is about ${bytes} bytes, over the queue's ${limitBytes}-byte limit (MessageSizeExceeded)`,
+    );
+  }
+}
+
+/**
+ * An id over 128 characters, refused before sending as @azure/service-bus does
+ * (sdk/servicebus/service-bus/src/serviceBusMessage.ts, toRheaMessage: "Length of 'messageId'
+ * property on the message cannot be greater than 128 characters.", likewise `sessionId`).
+ */
+export class ServiceBusIdTooLongError extends PermanentError {
+  readonly serviceBusCode = 'GeneralError';
+  constructor(
+    readonly field: 'messageId' | 'sessionId',
+    readonly messageId: string,
+  ) {
+    super(
+      'id-too-long',
+      `Length of '${field}' property on the message cannot be greater than ${MAX_SERVICE_BUS_ID_LENGTH} characters (message ${messageId.length > 40 ? `${messageId.slice(0, 40)}...` : messageId}).`,
+    );
+  }
+}
 
 /** Service Bus refuses longer message and session ids. */
 export const MAX_SERVICE_BUS_ID_LENGTH = 128;
-
-/** Headers, system properties and AMQP framing; a rough allowance, the same for every message. */
-const MESSAGE_OVERHEAD_BYTES = 100;
-
-/**
- * The size the sender accounts for a message: UTF-8 bytes of the JSON body, the ids and the JSON of
- * the application properties, plus a fixed overhead. An estimate of the embedded broker's own (and of
- * the input check in src/cli/input-file.ts); the Azure sender does not use it, it fills each batch with
- * the SDK's `tryAddMessage`, which measures the encoded AMQP message.
- */
-export function estimateMessageBytes(message: OutgoingMessage): number {
-  // Part by part: the byte length of a concatenation would first copy it into one flat string.
-  return (
-    Buffer.byteLength(JSON.stringify(message.body) ?? '', 'utf8') +
-    Buffer.byteLength(message.messageId, 'utf8') +
-    Buffer.byteLength(message.sessionId ?? '', 'utf8') +
-    Buffer.byteLength(JSON.stringify(message.applicationProperties ?? {}) ?? '', 'utf8') +
-    MESSAGE_OVERHEAD_BYTES
-  );
-}
 
 /** How many batches of at most `maxBatchBytes` the messages need, packed in order. */
 export function countBatches(messages: readonly OutgoingMessage[], maxBatchBytes: number): number {
@@ -37,10 +58,7 @@ export function countBatches(messages: readonly OutgoingMessage[], maxBatchBytes
   for (const message of messages) {
     const size = estimateMessageBytes(message);
     if (size > maxBatchBytes) {
-      throw new PermanentError(
-        'message-too-large',
-        `message ${message.messageId} is about ${size} bytes, over the ${maxBatchBytes}-byte limit`,
-      );
+      throw new MessageSizeExceededError(message.messageId, size, maxBatchBytes);
     }
     if (batches === 0 || current + size > maxBatchBytes) {
       batches += 1;
@@ -51,11 +69,11 @@ export function countBatches(messages: readonly OutgoingMessage[], maxBatchBytes
   return batches;
 }
 
-export function checkServiceBusId(kind: string, id: string | undefined, messageId: string): void {
-  if (id !== undefined && id.length > MAX_SERVICE_BUS_ID_LENGTH) {
-    throw new PermanentError(
-      'id-too-long',
-      `${kind} of message ${messageId} is over ${MAX_SERVICE_BUS_ID_LENGTH} characters`,
-    );
-  }
+export function checkServiceBusId(
+  kind: 'messageId' | 'sessionId',
+  id: string | undefined,
+  messageId: string,
+): void {
+  if (id !== undefined && id.length > MAX_SERVICE_BUS_ID_LENGTH)
+    throw new ServiceBusIdTooLongError(kind, messageId);
 }

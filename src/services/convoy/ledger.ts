@@ -4,13 +4,16 @@
  */
 import { describeProblems, parseLedgerMessage, type Entry } from '../../domain/entry';
 import { entryDigest, entryMessageId } from '../../domain/digest';
-import { park, type ParkRequest } from './parking';
+import { park, parkIdFor, type ParkRequest } from './parking';
+import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../message-size';
 import { QUEUE } from '../queues';
 import type { DeliveredMessage, MessageSender, OutgoingMessage, Telemetry } from '../ports';
 
 export interface LedgerDeps {
   sender: MessageSender;
   telemetry: Telemetry;
+  /** The queues' message size limit (a setting by tier, src/services/message-size.ts). */
+  maxMessageBytes?: number;
 }
 
 export interface LedgerOutcome {
@@ -41,7 +44,7 @@ export async function forwardLedgerBatch(
   message: DeliveredMessage,
 ): Promise<LedgerOutcome> {
   const correlationId = message.correlationId ?? message.messageId;
-  const parsed = parseLedgerMessage(message.body, message.messageId);
+  const parsed = parseLedgerMessage(message.body);
   if (!parsed.ok) {
     await park(deps, [
       {
@@ -62,9 +65,29 @@ export async function forwardLedgerBatch(
   const { batchId, entries } = parsed.value;
   const forwards: OutgoingMessage[] = [];
   const parks: ParkRequest[] = [];
+  const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   for (const { index, raw, result } of entries) {
     if (result.ok) {
-      forwards.push(entryMessage(result.value, batchId, correlationId));
+      const forward = entryMessage(result.value, batchId, correlationId);
+      const bytes = estimateMessageBytes(forward);
+      if (bytes <= maxMessageBytes) {
+        forwards.push(forward);
+        continue;
+      }
+      // Service Bus would refuse it, and with it the whole send of this batch: parked alone, with
+      // what identifies it (the entry itself does not fit in a message either), the rest go on.
+      const { transactionId, orderId, sequence, type } = result.value;
+      parks.push({
+        fromQueue: QUEUE.ledger,
+        messageId: parkIdFor('too-large', raw),
+        sessionId: message.sessionId,
+        body: { transactionId, orderId, sequence, type, bytes, omitted: 'the entry, over the size limit' },
+        correlationId,
+        applicationProperties: { batchId, entryIndex: index },
+        transactionId,
+        reason: 'too-large',
+        description: `entries[${index}] would travel in a message of about ${bytes} bytes, over the queues' ${maxMessageBytes}-byte limit; its body is not kept`,
+      });
       continue;
     }
     const transactionId =
@@ -75,8 +98,9 @@ export async function forwardLedgerBatch(
         : null;
     parks.push({
       fromQueue: QUEUE.ledger,
-      // Deterministic, so a redelivered batch parks the same entry under the same id, once.
-      messageId: `${batchId}#${index}`,
+      // From the content: a redelivered or re-sent batch parks the same entry under the same id,
+      // once, and two batches sharing a batchId never make two different parks collide.
+      messageId: parkIdFor('invalid', raw),
       sessionId: message.sessionId,
       body: raw,
       correlationId,

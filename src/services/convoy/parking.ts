@@ -3,6 +3,7 @@
  * (DESIGN decision 2). The parked copy keeps body, messageId, correlation and application properties,
  * and records where it came from so an operator can replay it into the same queue and session.
  */
+import { canonicalJson, sha256Hex } from '../../domain/digest';
 import type { ParkReason } from '../../domain/order';
 import { PARK_PROPERTY, QUEUE } from '../queues';
 import type { ApplicationProperties, MessageSender, OutgoingMessage, Telemetry } from '../ports';
@@ -17,6 +18,15 @@ export interface ParkRequest {
   transactionId: string | null;
   reason: ParkReason;
   description: string;
+}
+
+/**
+ * The `messageId` a park made by the ledger gets: from what is parked, so that the same content
+ * parks once (the `parked` queue's duplicate detection drops a repeat) and different content never
+ * collides, whatever the batch; short whatever the input (Service Bus ids are at most 128).
+ */
+export function parkIdFor(reason: ParkReason, content: unknown): string {
+  return `${reason}:${sha256Hex(canonicalJson(content) ?? 'undefined').slice(0, 32)}`;
 }
 
 export function parkedMessage(request: ParkRequest): OutgoingMessage {

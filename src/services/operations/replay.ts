@@ -85,7 +85,7 @@ function predictLedger(held: ParkedMessage | DeadLetteredMessage, message: Outgo
       description: `entry ${result.value.transactionId} of batch ${entry.batchId} forwarded to ${QUEUE.orderTransactions} in session ${result.value.orderId}`,
     };
   }
-  const parsed = parseLedgerMessage(message.body, message.messageId);
+  const parsed = parseLedgerMessage(message.body);
   if (!parsed.ok) return parkedAs('invalid', describeProblems(parsed.problems));
   const { batchId, entries } = parsed.value;
   const problems = entries.flatMap(({ result }) => (result.ok ? [] : [describeProblems(result.problems)]));

@@ -1,0 +1,34 @@
+/**
+ * How big a Service Bus message may be, and how big one is. The limit depends on the tier
+ * (learn.microsoft.com/azure/service-bus-messaging/service-bus-quotas: "Maximum message size":
+ * 256 KB on Standard, 100 MB on Premium with 1 MB the default for a queue's
+ * maxMessageSizeInKilobytes), so it is a setting: the Bicep's `serviceBusSku` default (Standard,
+ * bicep/main.bicep) and the embedded broker's default agree, and tests/contract holds them so.
+ */
+import type { OutgoingMessage } from './ports';
+
+export const MAX_MESSAGE_BYTES_BY_TIER = { Standard: 262_144, Premium: 1_048_576 } as const;
+export type ServiceBusTier = keyof typeof MAX_MESSAGE_BYTES_BY_TIER;
+/** The tier the Bicep deploys by default. */
+export const DEFAULT_SERVICE_BUS_TIER: ServiceBusTier = 'Standard';
+export const DEFAULT_MAX_MESSAGE_BYTES = MAX_MESSAGE_BYTES_BY_TIER[DEFAULT_SERVICE_BUS_TIER];
+
+/** Headers, system properties and AMQP framing; a rough allowance, the same for every message. */
+const MESSAGE_OVERHEAD_BYTES = 100;
+
+/**
+ * The size the sender accounts for a message: UTF-8 bytes of the JSON body, the ids and the JSON of
+ * the application properties, plus a fixed overhead. An estimate of the embedded broker's own (and of
+ * the input check in src/cli/input-file.ts, and of the ledger's too-large check); the Azure sender
+ * fills each batch with the SDK's `tryAddMessage`, which measures the encoded AMQP message.
+ */
+export function estimateMessageBytes(message: OutgoingMessage): number {
+  // Part by part: the byte length of a concatenation would first copy it into one flat string.
+  return (
+    Buffer.byteLength(JSON.stringify(message.body) ?? '', 'utf8') +
+    Buffer.byteLength(message.messageId, 'utf8') +
+    Buffer.byteLength(message.sessionId ?? '', 'utf8') +
+    Buffer.byteLength(JSON.stringify(message.applicationProperties ?? {}) ?? '', 'utf8') +
+    MESSAGE_OVERHEAD_BYTES
+  );
+}

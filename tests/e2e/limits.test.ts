@@ -1,0 +1,75 @@
+/**
+ * Issue 11 section 2: ids and sizes the contract allows work; what Service Bus would refuse is
+ * parked with a reason, alone, and the rest goes on. Nothing dead-letters.
+ */
+import { entryMessage } from '../../src/services/convoy/ledger';
+import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../../src/services/message-size';
+import type { Entry } from '../../src/domain/entry';
+import { added, created, FAST, ledger, runToEnd } from '../support/e2e';
+
+describe('limits of Service Bus, end to end', () => {
+  it('parks alone an entry whose forwarded message would be over the size limit; the others are applied', async () => {
+    const batchId = 'B'.repeat(100);
+    const orderId = 'O'.repeat(100);
+    const big = (sku: string): Entry => ({
+      transactionId: 'T'.repeat(100),
+      orderId,
+      sequence: 2,
+      type: 'TransactionAdded',
+      data: { sku, quantity: 1, unitPrice: 1 },
+    });
+    // As large as the ledger message may be, so that only the forwarded copy is over the limit.
+    let skuLength = 261_000;
+    const ledgerBytes = (sku: string): number =>
+      estimateMessageBytes({ messageId: batchId, sessionId: 'main', body: { batchId, entries: [big(sku)] } });
+    while (ledgerBytes('s'.repeat(skuLength + 1)) <= DEFAULT_MAX_MESSAGE_BYTES) skuLength += 1;
+    const sku = 's'.repeat(skuLength);
+    expect(estimateMessageBytes(entryMessage(big(sku), batchId, batchId))).toBeGreaterThan(
+      DEFAULT_MAX_MESSAGE_BYTES,
+    );
+
+    const { report } = await runToEnd(
+      [
+        ledger('B-1', [created(orderId, 'T-1', 1), added(orderId, 'T-3', 3, 1, 100, true)]),
+        ledger(batchId, [big(sku)]),
+      ],
+      FAST,
+    );
+    expect(report.deadLettered).toEqual([]);
+    expect(report.parked).toEqual([
+      expect.objectContaining({ queue: 'ledger', reason: 'too-large', transactionId: 'T'.repeat(100) }),
+    ]);
+    expect(report.orders).toEqual([expect.objectContaining({ orderId, appliedSequence: 1, waitingFor: 2 })]);
+  });
+
+  it('parks whole a batch whose batchId is over 100 characters instead of dead-lettering it', async () => {
+    const batchId = 'B'.repeat(127);
+    const { report } = await runToEnd(
+      [{ messageId: 'L-1', sessionId: 'main', body: { batchId, entries: [{ broken: true }] } }],
+      FAST,
+    );
+    expect(report.deadLettered).toEqual([]);
+    expect(report.parked).toEqual([
+      expect.objectContaining({ queue: 'ledger', messageId: 'L-1', reason: 'invalid' }),
+    ]);
+  });
+
+  it('keeps every park of two batches that share a batchId, and derives park ids within 128 characters', async () => {
+    const batchId = 'B'.repeat(100);
+    const { report } = await runToEnd(
+      [
+        { messageId: 'L-1', sessionId: 'main', body: { batchId, entries: [{ transactionId: 'X1' }] } },
+        { messageId: 'L-2', sessionId: 'main', body: { batchId, entries: [{ transactionId: 'X2' }] } },
+        // L-1's broken entry again, in another batch: the same content parks once.
+        { messageId: 'L-3', sessionId: 'main', body: { batchId: 'B-3', entries: [{ transactionId: 'X1' }] } },
+      ],
+      FAST,
+    );
+    expect(report.deadLettered).toEqual([]);
+    expect(report.parked.map((parked) => [parked.reason, parked.transactionId]).sort()).toEqual([
+      ['invalid', 'X1'],
+      ['invalid', 'X2'],
+    ]);
+    for (const parked of report.parked) expect(parked.messageId.length).toBeLessThanOrEqual(128);
+  });
+});

@@ -46,6 +46,7 @@ import type { WorkerLog } from './worker/invoke';
 import { registerAndCapture } from './worker/register';
 import type { RegisteredFunction } from './worker/core';
 import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
+import { buildAccount, type AccountInput } from './account';
 import {
   createOutage,
   scaledClock,
@@ -211,6 +212,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     policy,
   );
   const submitted: string[] = [];
+  /** The ledger messages the input sent, for the report's account of every entry. */
+  const sentLedger: AccountInput[] = [];
   const startsSagas = (options.fulfillment ?? 'run') === 'run';
   /** The starter as on Azure, on the durable client the invocation was bound to; noted for the run. */
   const fulfillmentFor = (context: InvocationContext): FulfillmentStarter => {
@@ -319,7 +322,12 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     submitted,
     outages,
     convoyClock,
-    sendLedger: (messages) => sendLedger(broker, messages),
+    async sendLedger(messages) {
+      for (const message of messages) {
+        await sendLedger(broker, [message]);
+        sentLedger.push({ messageId: message.messageId, body: message.body });
+      }
+    },
     drain,
     purgeFinished,
     functions: registered,
@@ -347,6 +355,18 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
         })),
       );
       const parked = broker.peek(QUEUE.parked).map(reportParked);
+      const { account } = buildAccount({
+        inputs: sentLedger,
+        orders: new Map(documents.map(({ document }) => [document.orderId, document])),
+        parkedIds: new Set(parked.map((message) => message.messageId)),
+        deadLetteredEntryIds: new Set(
+          deadLettered.filter((m) => m.queue === QUEUE.orderTransactions).map((m) => m.messageId),
+        ),
+        deadLetteredLedgerIds: new Set(
+          deadLettered.filter((m) => m.queue === QUEUE.ledger).map((m) => m.messageId),
+        ),
+      });
+      const ledgerIds = new Set(sentLedger.map((input) => input.messageId));
       return buildReport({
         orders: reportOrders,
         parked,
@@ -360,7 +380,18 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
             stats[QUEUE.orderTransactions].duplicatesDetected,
           parked: parked.length,
           deadLettered: deadLettered.length,
-          buffered: telemetry.total('entries.buffered'),
+          buffered: account.buffered,
+          ledgerMessages: sentLedger.length,
+          ledgerMessagesParkedWhole: new Set(
+            parked
+              .filter((m) => m.queue === QUEUE.ledger && ledgerIds.has(m.messageId))
+              .map((m) => m.messageId),
+          ).size,
+          redeliveries: Object.values(stats).reduce(
+            (sum, queue) => sum + queue.abandoned + queue.lockExpired + queue.redeliveredByFault,
+            0,
+          ),
+          account,
         },
       });
     },

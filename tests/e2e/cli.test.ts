@@ -26,7 +26,18 @@ describe('npm start (main)', () => {
       expect.arrayContaining(['orders', 'parked', 'deadLettered', 'stats']),
     );
     expect(Object.keys(report.stats).sort()).toEqual(
-      ['applied', 'buffered', 'deadLettered', 'duplicates', 'messages', 'parked'].sort(),
+      [
+        'account',
+        'applied',
+        'buffered',
+        'deadLettered',
+        'duplicates',
+        'ledgerMessages',
+        'ledgerMessagesParkedWhole',
+        'messages',
+        'parked',
+        'redeliveries',
+      ].sort(),
     );
     // The worked example of CONTRACTS 1.1 is O-17 of the sample.
     expect(report.orders.find((order) => order.orderId === 'O-17')).toMatchObject({

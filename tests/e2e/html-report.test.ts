@@ -139,7 +139,7 @@ describe('npm start --html', () => {
         if (typeof value !== 'number') continue;
         expect(await page.textContent(`#stats [data-count="${name}"]`)).toBe(String(value));
       }
-      const account = (report.stats as { account?: Record<string, number> }).account;
+      const account = (report.stats as unknown as { account?: Record<string, number> }).account;
       for (const [name, value] of Object.entries(account ?? {})) {
         expect(await page.textContent(`#account [data-count="${name}"]`)).toBe(String(value));
       }

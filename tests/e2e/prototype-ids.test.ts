@@ -7,6 +7,7 @@
 import { createEmbeddedApp, type LedgerInput } from '../../src/embedded/app';
 import type { Report } from '../../src/embedded/report';
 import type { Entry } from '../../src/domain/entry';
+import { expectAccountAddsUp } from '../support/account';
 
 type Name = 'constructor' | 'toString' | '__proto__' | 'hasOwnProperty' | 'valueOf';
 const PREFIX = 'Renamed-';
@@ -114,6 +115,7 @@ async function run(id: (name: Name) => string): Promise<{ report: Report; stock:
     await app.sendLedger(inputs(id));
     await app.drain();
     const report = await app.report();
+    expectAccountAddsUp(report);
     const stock: Record<string, number> = {};
     for (const sku of [id('__proto__'), id('constructor'), 'SKU-1', id('toString')]) {
       const stored = await app.store

@@ -13,6 +13,7 @@ import type { QueueStats } from '../../src/embedded/broker/broker';
 import type { Report } from '../../src/embedded/report';
 import type { OutageName } from '../../src/embedded/faults';
 import type { TelemetryProperties } from '../../src/services/ports';
+import { expectAccountAddsUp } from './account';
 
 export const SAMPLE_PATH = resolve(__dirname, '..', '..', 'samples', 'ledger.ndjson');
 
@@ -146,8 +147,11 @@ export async function runToEnd(
   try {
     await app.sendLedger(inputs);
     await app.drain();
+    const report = await app.report();
+    // Every e2e run holds the account's identity.
+    expectAccountAddsUp(report);
     return {
-      report: await app.report(),
+      report,
       host: app.host.stats(),
       broker: app.broker.stats(),
       buffered: app.telemetry.total('entries.buffered'),

@@ -1,0 +1,126 @@
+/**
+ * `stats.account` of the run report (CONTRACTS 3): every entry of the input accounted for once.
+ * Built at the end from what the input was and what the store and the broker hold, not from
+ * counters bumped along the way, so that redeliveries, retries and faults cannot make it drift:
+ * an entry is `applied`, `parked` (any reason, `rejected` included) or `buffered` by its order's
+ * idempotency record; `parked` by a parked message made of it; `deadLettered` when its message, or
+ * its ledger message, is in a dead-letter queue; `duplicate` when it is an exact repeat of an earlier
+ * entry of the input (or its ledger message was dropped by duplicate detection). The five add up to
+ * `entries` unless something was lost; the e2e tests hold that they do.
+ */
+import { canonicalJson, entryDigest, entryMessageId } from '../domain/digest';
+import { parseEntryMessage, type Entry } from '../domain/entry';
+import { ownValue } from '../domain/records';
+import { parkIdFor } from '../services/convoy/parking';
+import type { OrderDocument } from '../services/order-documents';
+
+export interface EntryAccount {
+  entries: number;
+  applied: number;
+  duplicate: number;
+  parked: number;
+  buffered: number;
+  deadLettered: number;
+}
+
+export type EntryOutcome = Exclude<keyof EntryAccount, 'entries'>;
+
+/** A ledger message as the input had it. */
+export interface AccountInput {
+  messageId: string;
+  body: unknown;
+}
+
+export interface AccountSources {
+  inputs: readonly AccountInput[];
+  orders: ReadonlyMap<string, OrderDocument>;
+  parkedIds: ReadonlySet<string>;
+  /** messageIds in the dead-letter queue of `order-transactions`. */
+  deadLetteredEntryIds: ReadonlySet<string>;
+  /** messageIds in the dead-letter queue of `ledger`. */
+  deadLetteredLedgerIds: ReadonlySet<string>;
+}
+
+export interface AccountResult {
+  account: EntryAccount;
+  /** Entries that ended applied and also dead-lettered: none, or something took effect twice. */
+  twoOutcomes: number;
+}
+
+/** The entries array of a ledger body, read as the ledger processor reads it (JSON text too). */
+function entriesOf(body: unknown): unknown[] | undefined {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body.startsWith('\ufeff') ? body.slice(1) : body);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const entries = ownValue(value as Record<string, unknown>, 'entries');
+  return Array.isArray(entries) ? entries : undefined;
+}
+
+function outcomeOfValid(entry: Entry, raw: unknown, sources: AccountSources): EntryOutcome | undefined {
+  const digest = entryDigest(entry);
+  const order = sources.orders.get(entry.orderId);
+  const record = order === undefined ? undefined : ownValue(order.transactions, entry.transactionId);
+  if (record !== undefined && record.digest === digest) {
+    return record.outcome === 'rejected' ? 'parked' : record.outcome;
+  }
+  const messageId = entryMessageId(entry.transactionId, digest);
+  if (sources.parkedIds.has(messageId) || sources.parkedIds.has(parkIdFor('too-large', raw))) return 'parked';
+  if (sources.deadLetteredEntryIds.has(messageId)) return 'deadLettered';
+  return undefined;
+}
+
+export function buildAccount(sources: AccountSources): AccountResult {
+  const account: EntryAccount = {
+    entries: 0,
+    applied: 0,
+    duplicate: 0,
+    parked: 0,
+    buffered: 0,
+    deadLettered: 0,
+  };
+  const seen = new Set<string>();
+  const seenLedgerIds = new Set<string>();
+  let twoOutcomes = 0;
+  for (const input of sources.inputs) {
+    const entries = entriesOf(input.body);
+    const droppedByDetection = seenLedgerIds.has(input.messageId);
+    seenLedgerIds.add(input.messageId);
+    if (entries === undefined) continue;
+    for (const raw of entries) {
+      account.entries += 1;
+      const validation = parseEntryMessage(raw);
+      const key = validation.ok ? `entry:${entryDigest(validation.value)}` : `raw:${canonicalJson(raw)}`;
+      if (seen.has(key) || droppedByDetection) {
+        account.duplicate += 1;
+        continue;
+      }
+      seen.add(key);
+      let outcome: EntryOutcome | undefined;
+      if (validation.ok) {
+        outcome = outcomeOfValid(validation.value, raw, sources);
+        if (
+          outcome === 'applied' &&
+          sources.deadLetteredEntryIds.has(
+            entryMessageId(validation.value.transactionId, entryDigest(validation.value)),
+          )
+        ) {
+          twoOutcomes += 1;
+        }
+      } else if (sources.parkedIds.has(parkIdFor('invalid', raw))) {
+        outcome = 'parked';
+      }
+      // Not forwarded: its ledger message was dead-lettered, or parked whole.
+      if (outcome === undefined && sources.deadLetteredLedgerIds.has(input.messageId))
+        outcome = 'deadLettered';
+      if (outcome === undefined && sources.parkedIds.has(input.messageId)) outcome = 'parked';
+      if (outcome !== undefined) account[outcome] += 1;
+    }
+  }
+  return { account, twoOutcomes };
+}

@@ -1,0 +1,40 @@
+/**
+ * Issue 11 section 4: stats.account says what became of each entry of the input, once, and adds
+ * up; broker redeliveries and ledger messages are counted apart and do not move it.
+ */
+import { added, created, FAST, ledger, runToEnd } from '../support/e2e';
+
+describe('stats.account', () => {
+  const inputs = [
+    ledger('B-1', [created('O-1', 'T-1', 1), added('O-1', 'T-2', 2), { broken: true }]),
+    // T-2 again, exactly: a duplicate; T-4 waits behind the missing 3; T-9 is rejected (no order to add to).
+    ledger('B-2', [added('O-1', 'T-2', 2), added('O-1', 'T-4', 4), added('O-X', 'T-9', 1)]),
+    // Parked whole: no batchId. Its one entry is accounted as parked.
+    { messageId: 'B-3', sessionId: 'main', body: { entries: [created('O-3', 'T-31', 1)] } },
+  ];
+
+  it('accounts for every entry once, the same with faults that redeliver', async () => {
+    const clean = await runToEnd(inputs, FAST);
+    expect(clean.report.stats.account).toEqual({
+      entries: 7,
+      applied: 2,
+      duplicate: 1,
+      parked: 3,
+      buffered: 1,
+      deadLettered: 0,
+    });
+    expect(clean.report.stats).toMatchObject({
+      ledgerMessages: 3,
+      ledgerMessagesParkedWhole: 1,
+      buffered: 1,
+    });
+
+    const faulty = await runToEnd(inputs, {
+      ...FAST,
+      seed: 5,
+      faults: { duplicate: 0.5, crashAfterCommit: 0.3 },
+    });
+    expect(faulty.report.stats.account).toEqual(clean.report.stats.account);
+    expect(faulty.report.stats.redeliveries).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,16 @@
+/**
+ * The identity every e2e run must hold (issue 11 section 4): each entry of the input ends in
+ * exactly one of the account's five outcomes, and none is counted twice.
+ */
+import type { Report } from '../../src/embedded/report';
+
+export function expectAccountAddsUp(report: Report): void {
+  const { account } = report.stats;
+  const { entries, applied, duplicate, parked, buffered, deadLettered } = account;
+  expect({ entries, outcomes: applied + duplicate + parked + buffered + deadLettered }).toEqual({
+    entries,
+    outcomes: entries,
+  });
+  // Entries still waiting are the report's too.
+  expect(buffered).toBe(report.stats.buffered);
+}

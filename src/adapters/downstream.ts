@@ -13,6 +13,7 @@ import { StepFailedError } from '../domain/saga';
 import type { Carrier, Downstream, OrderLineInput } from '../services/fulfillment/ports';
 import { updateDocument, type Change } from '../services/optimistic-update';
 import type { Document, DocumentContainer, Stored } from '../services/ports';
+import { ownValue, setOwn } from '../domain/records';
 
 export const INVENTORY_CONTAINER = 'inventory';
 export const INVENTORY_PARTITION_KEY_PATH = '/sku';
@@ -80,8 +81,9 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
   async function stockOf(sku: string): Promise<Stored<StockDocument> | undefined> {
     const stored = await inventory.read<StockDocument>(sku, sku);
     if (stored !== undefined) return stored;
-    if (!Object.hasOwn(catalog, sku)) return undefined;
-    await inventory.create({ id: sku, sku, available: catalog[sku], holds: {} });
+    const seeded = ownValue(catalog, sku);
+    if (seeded === undefined) return undefined;
+    await inventory.create({ id: sku, sku, available: seeded, holds: {} });
     return inventory.read<StockDocument>(sku, sku);
   }
 
@@ -127,7 +129,7 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
   const without = (entries: Record<string, number> | undefined, key: string): Record<string, number> =>
     Object.fromEntries(Object.entries(entries ?? {}).filter(([k]) => k !== key));
   const entryOf = (entries: Record<string, number> | undefined, key: string): number | undefined =>
-    entries !== undefined && Object.hasOwn(entries, key) ? entries[key] : undefined;
+    entries === undefined ? undefined : ownValue(entries, key);
 
   /**
    * Gives back what the order holds, or what it took once committed. A committed sku is given back
@@ -164,7 +166,7 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
         return { next, result: { quantity: taken, marked: true } };
       });
       if (outcome === null || outcome === 'unknown-sku') continue;
-      released[sku] = outcome.quantity;
+      setOwn(released, sku, outcome.quantity);
       if (!outcome.marked) continue;
       await changeReservation(orderId, (current) =>
         entryOf(current.givenBack, sku) !== undefined
@@ -200,7 +202,7 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
           ? { next: undefined, result: undefined }
           : { next: { ...stock, holds: without(stock.holds, orderId) }, result: undefined },
       );
-      committed[sku] = held;
+      setOwn(committed, sku, held);
     }
     return committed;
   }
@@ -214,7 +216,7 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
         const committed = (await readReservation(orderId))?.document.taken ?? {};
         for (const [sku, quantity] of wanted) {
           if (entryOf(committed, sku) !== undefined) {
-            reserved[sku] = quantity;
+            setOwn(reserved, sku, quantity);
             continue;
           }
           const held = await changeStock<'held' | { shortfall: string }>(sku, (current) => {
@@ -244,7 +246,7 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
               `not enough stock of ${held.shortfall}`,
             );
           }
-          reserved[sku] = quantity;
+          setOwn(reserved, sku, quantity);
         }
         return { reserved };
       },

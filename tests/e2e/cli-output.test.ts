@@ -136,11 +136,20 @@ describe('npm start: progress against the input entry count', () => {
 
 describe('npm start: the summary prints the per-entry account when the report has one', () => {
   it('entries and each outcome, beside the broker counts', () => {
-    const stats = { messages: 6, applied: 3, duplicates: 1, parked: 1, deadLettered: 0, buffered: 0 };
+    const stats = {
+      messages: 6,
+      applied: 3,
+      duplicates: 1,
+      parked: 1,
+      deadLettered: 0,
+      buffered: 0,
+      ledgerMessages: 2,
+      ledgerMessagesParkedWhole: 0,
+      redeliveries: 0,
+    };
     const account = { entries: 5, applied: 3, duplicate: 1, parked: 1, buffered: 0, deadLettered: 0 };
     const text = summary(
-      // Typed as the report is until stats.account lands in it (issue 11).
-      { orders: [], parked: [], deadLettered: [], stats: { ...stats, account } as typeof stats },
+      { orders: [], parked: [], deadLettered: [], stats: { ...stats, account } },
       { input: 'in.ndjson', ledgerMessages: 2, entries: 5, seconds: 1 },
     );
     expect(text).toContain('entries 5: applied 3, duplicate 1, parked 1, buffered 0, dead-lettered 0');

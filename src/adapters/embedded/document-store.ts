@@ -46,6 +46,7 @@ import {
   resultOf,
   checkDefaultTtl,
 } from './stored-records';
+import { ownValue } from '../../domain/records';
 
 /** How a simulated round trip waits out its latency. */
 export type RoundTripWait = (ms: number) => Promise<void>;
@@ -285,7 +286,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
             const record = live(partition, id);
             if (record === undefined) continue;
             const document = parseRecord<T>(record);
-            if (conditions.every(([field, value]) => document[field] === value)) {
+            if (conditions.every(([field, value]) => ownValue(document, field) === value)) {
               found.push({ document, etag: record._etag });
             }
           }

@@ -4,6 +4,7 @@
  */
 import { PermanentError } from '../../domain/errors';
 import type { BatchOperation, BatchOperationResult, Document, DocumentContainer } from '../../services/ports';
+import { ownValue } from '../../domain/records';
 
 /**
  * A document as the caller handed it over: its JSON text, taken when the call is made, and the
@@ -101,11 +102,15 @@ export function prepare(document: Document, keyField: string): Prepared {
     typeof (document as { toJSON?: unknown }).toJSON !== 'function' &&
     survivesJson(document.id) &&
     survivesJson(document.ttl) &&
-    survivesJson(document[keyField]);
+    survivesJson(ownValue(document, keyField));
   const source = plain ? document : (JSON.parse(text) as Document | null);
   return {
     text,
-    view: { id: source?.id as string, ttl: source?.ttl, [keyField]: source?.[keyField] },
+    view: {
+      id: source?.id as string,
+      ttl: source?.ttl,
+      [keyField]: source === null ? undefined : ownValue(source, keyField),
+    },
   };
 }
 

@@ -49,11 +49,91 @@ export function checkPartitionKey(partitionKey: unknown): string {
   return partitionKey;
 }
 
+/**
+ * A refusal Cosmos DB answers with a status code: 400 (bad request) for an id it does not take, 413
+ * (request entity too large) for an item or a batch over its size limit (REST status codes:
+ * learn.microsoft.com/rest/api/cosmos-db/http-status-codes-for-cosmosdb). Both stores throw it before
+ * anything is written, so both refuse the same things the same way.
+ */
+export class DocumentRefusedError extends PermanentError {
+  constructor(
+    code: string,
+    readonly statusCode: 400 | 413,
+    message: string,
+  ) {
+    super(code, message);
+  }
+}
+
+/** Per-item limit: learn.microsoft.com/azure/cosmos-db/concepts-limits ("Maximum size of an item", 2 MB of its UTF-8 JSON). */
+export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
+/** A transactional batch's payload: learn.microsoft.com/azure/cosmos-db/nosql/transactional-batch (at most 2 MB). */
+export const MAX_BATCH_BYTES = 2 * 1024 * 1024;
+/**
+ * An item id: at most 255 characters, none of `/ \ ? #` (Resource.Id,
+ * learn.microsoft.com/dotnet/api/microsoft.azure.documents.resource.id). Such an id also breaks the
+ * REST path of a point read, where the Cosmos adapter answered 500 and the embedded store 404.
+ */
+export const MAX_DOCUMENT_ID_LENGTH = 255;
+const FORBIDDEN_ID_CHARACTERS = /[/\\?#]/;
+
 export function checkId(id: unknown): string {
   if (typeof id !== 'string' || id === '') {
-    throw new PermanentError('bad-id', `document id ${JSON.stringify(id)} is not a non-empty string`);
+    throw new DocumentRefusedError(
+      'bad-id',
+      400,
+      `document id ${JSON.stringify(id)} is not a non-empty string`,
+    );
+  }
+  if (id.length > MAX_DOCUMENT_ID_LENGTH) {
+    throw new DocumentRefusedError(
+      'bad-id',
+      400,
+      `document id of ${id.length} characters is over Cosmos DB's ${MAX_DOCUMENT_ID_LENGTH}`,
+    );
+  }
+  if (FORBIDDEN_ID_CHARACTERS.test(id)) {
+    throw new DocumentRefusedError(
+      'bad-id',
+      400,
+      `document id ${JSON.stringify(id)} contains / \\ ? or #, which Cosmos DB refuses`,
+    );
   }
   return id;
+}
+
+/** Whether Cosmos DB takes `id` as an item id. */
+export function isValidDocumentId(id: string): boolean {
+  return id !== '' && id.length <= MAX_DOCUMENT_ID_LENGTH && !FORBIDDEN_ID_CHARACTERS.test(id);
+}
+
+/** An item's JSON text over 2 MB is refused with 413. */
+export function checkDocumentBytes(id: string, text: string): void {
+  // The UTF-8 length is at most 3 bytes per UTF-16 unit: only long texts need measuring.
+  if (text.length * 3 <= MAX_DOCUMENT_BYTES) return;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_DOCUMENT_BYTES) {
+    throw new DocumentRefusedError(
+      'document-too-large',
+      413,
+      `document ${id.slice(0, 100)} is ${bytes} bytes, over Cosmos DB's ${MAX_DOCUMENT_BYTES}-byte item limit`,
+    );
+  }
+}
+
+/** A batch whose documents together are over 2 MB is refused with 413. */
+export function checkBatchBytes(texts: readonly string[]): void {
+  // UTF-8 takes at least one and at most three bytes per UTF-16 unit: measure only when it matters.
+  const units = texts.reduce((sum, text) => sum + text.length, 0);
+  if (units * 3 <= MAX_BATCH_BYTES) return;
+  const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8'), 0);
+  if (bytes > MAX_BATCH_BYTES) {
+    throw new DocumentRefusedError(
+      'batch-too-large',
+      413,
+      `a transactional batch of ${bytes} bytes is over Cosmos DB's ${MAX_BATCH_BYTES}-byte limit`,
+    );
+  }
 }
 
 /**

@@ -14,6 +14,8 @@ import type { Carrier, Downstream, OrderLineInput } from '../services/fulfillmen
 import { updateDocument, type Change } from '../services/optimistic-update';
 import type { Document, DocumentContainer, Stored } from '../services/ports';
 import { ownValue, setOwn } from '../domain/records';
+import { createHash } from 'node:crypto';
+import { isValidDocumentId } from './document-rules';
 
 export const INVENTORY_CONTAINER = 'inventory';
 export const INVENTORY_PARTITION_KEY_PATH = '/sku';
@@ -66,6 +68,14 @@ interface ShipmentDocument extends Document {
   status: 'booked' | 'cancelled';
 }
 
+/**
+ * A sku's stock document id: the sku, unless Cosmos DB would refuse it as an id (over 255
+ * characters, or `/ \\ ? #`), then its SHA-256; the partition key stays the sku itself.
+ */
+function stockId(sku: string): string {
+  return isValidDocumentId(sku) ? sku : `sku-sha256:${createHash('sha256').update(sku).digest('hex')}`;
+}
+
 function quantities(lines: readonly OrderLineInput[]): Map<string, number> {
   const bySku = new Map<string, number>();
   for (const line of lines) bySku.set(line.sku, (bySku.get(line.sku) ?? 0) + line.quantity);
@@ -79,12 +89,12 @@ export function createBuiltInDownstream(options: DownstreamOptions): Downstream 
 
   /** The stock of a sku, seeded from the catalog on first use; undefined for an unknown sku. */
   async function stockOf(sku: string): Promise<Stored<StockDocument> | undefined> {
-    const stored = await inventory.read<StockDocument>(sku, sku);
+    const stored = await inventory.read<StockDocument>(sku, stockId(sku));
     if (stored !== undefined) return stored;
     const seeded = ownValue(catalog, sku);
     if (seeded === undefined) return undefined;
-    await inventory.create({ id: sku, sku, available: seeded, holds: {} });
-    return inventory.read<StockDocument>(sku, sku);
+    await inventory.create({ id: stockId(sku), sku, available: seeded, holds: {} });
+    return inventory.read<StockDocument>(sku, stockId(sku));
   }
 
   /** Changes a sku's stock on its etag; `unknown-sku` when the catalog has no such sku. */

@@ -1,7 +1,7 @@
 /** The documents of one order's partition (`/orderId`) in the `orders` container. */
 import { PermanentError } from '../domain/errors';
 import type { OrderState } from '../domain/order';
-import { entryMessageId } from '../domain/digest';
+import { entryMessageId, sha256Hex } from '../domain/digest';
 import type { Document, FulfillmentInput } from './ports';
 import type { ParkRequest } from './convoy/parking';
 
@@ -66,8 +66,14 @@ export interface InboxMarker extends Document {
  * is still the same entry. For an entry the ledger processor sent, the key is its messageId
  * (CONTRACTS 1.1), so markers written before this keying still match.
  */
+/**
+ * A transactionId may hold `/ \ ? #`, which Cosmos DB refuses in an item id (document-rules): such a
+ * marker is named by the transactionId's SHA-256 instead, so every id the contract allows works.
+ */
 export function inboxMarkerId(consumer: string, transactionId: string, digest: string): string {
-  return `inbox:${consumer}:${entryMessageId(transactionId, digest)}`;
+  const readable = `inbox:${consumer}:${entryMessageId(transactionId, digest)}`;
+  if (!/[/\\?#]/.test(readable)) return readable;
+  return `inbox:${consumer}:sha256:${sha256Hex(transactionId).slice(0, 32)}:${digest.slice(0, 16)}`;
 }
 
 /** What `fulfillOrder` starts with. Only an order whose OrderCreated was applied has one: a customer

@@ -9,6 +9,7 @@ import createServer from '@vercel/cosmosdb-server';
 import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
 import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
 import { PermanentError } from '../../src/domain/errors';
+import { DocumentRefusedError, MAX_DOCUMENT_BYTES } from '../../src/adapters/document-rules';
 import { MAX_BATCH_OPERATIONS } from '../../src/services/ports';
 import type { BatchOperation, Document, DocumentContainer } from '../../src/services/ports';
 
@@ -332,6 +333,30 @@ function describeContract(name: string, makeTarget: () => Promise<ContractTarget
       const refused = store().batch(orderId, operations);
       await expect(refused).rejects.toBeInstanceOf(PermanentError);
       await expect(refused).rejects.toMatchObject({ code: 'batch-too-large' });
+      await expect(store().query({ partitionKey: orderId })).resolves.toEqual([]);
+    });
+
+    test('an id over 255 characters or with / \\ ? # is refused with 400 before anything is sent', async () => {
+      const orderId = newOrderId();
+      for (const id of ['x'.repeat(256), 'a/b', 'a\\b', 'a?b', 'a#b']) {
+        const refused = store().create({ id, orderId });
+        await expect(refused).rejects.toBeInstanceOf(DocumentRefusedError);
+        await expect(refused).rejects.toMatchObject({ code: 'bad-id', statusCode: 400 });
+        await expect(store().read(orderId, id)).rejects.toMatchObject({ statusCode: 400 });
+      }
+      await expect(store().create({ id: 'x'.repeat(255), orderId })).resolves.toMatchObject({ status: 201 });
+    });
+
+    test('an item over 2 MB is refused with 413, and a batch over 2 MB in all, writing nothing', async () => {
+      const orderId = newOrderId();
+      const big = (id: string, bytes: number): OrderLine => ({ id, orderId, tag: 'x'.repeat(bytes) });
+      const refused = store().create(big('huge', MAX_DOCUMENT_BYTES));
+      await expect(refused).rejects.toMatchObject({ code: 'document-too-large', statusCode: 413 });
+      const batch = store().batch(orderId, [
+        { op: 'create', document: big('half-1', MAX_DOCUMENT_BYTES / 2) },
+        { op: 'create', document: big('half-2', MAX_DOCUMENT_BYTES / 2) },
+      ]);
+      await expect(batch).rejects.toMatchObject({ code: 'batch-too-large', statusCode: 413 });
       await expect(store().query({ partitionKey: orderId })).resolves.toEqual([]);
     });
 

@@ -72,4 +72,23 @@ describe('limits of Service Bus, end to end', () => {
     ]);
     for (const parked of report.parked) expect(parked.messageId.length).toBeLessThanOrEqual(128);
   });
+
+  it('takes ids Cosmos DB refuses as item ids (a transactionId or sku with / \\ ? #, a 100-character one): applied and fulfilled', async () => {
+    const orderId = 'O-slash';
+    const sku = 'a/b\\c?d#e';
+    const { report } = await runToEnd(
+      [
+        ledger('B-1', [
+          created(orderId, 'T/1?#', 1),
+          { ...added(orderId, 'T\\2', 2, 2, 100, true), data: { sku, quantity: 2, unitPrice: 100 } },
+        ]),
+      ],
+      { ...FAST, clock: { mode: 'virtual' }, catalog: { [sku]: 5 }, creditLimit: 10_000 },
+    );
+    expect(report.deadLettered).toEqual([]);
+    expect(report.parked).toEqual([]);
+    expect(report.orders).toEqual([
+      expect.objectContaining({ orderId, status: 'submitted', saga: { status: 'completed', reason: null } }),
+    ]);
+  });
 });

@@ -35,6 +35,8 @@ import type {
 } from '../../services/ports';
 import {
   checkBatch,
+  checkBatchBytes,
+  checkDocumentBytes,
   checkDocument,
   checkFieldName,
   checkId,
@@ -139,8 +141,11 @@ function storeFailure(error: unknown, action: string): AppError {
 }
 
 /** A JSON copy: the caller's object is never handed to the SDK, which may add fields to it. */
+/** The document as JSON, after the 2 MB item limit is checked on its text (document-rules). */
 function toJson(document: Document): JSONObject {
-  return JSON.parse(JSON.stringify(document)) as JSONObject;
+  const text = JSON.stringify(document);
+  checkDocumentBytes(String(document.id), text);
+  return JSON.parse(text) as JSONObject;
 }
 
 function ifMatchOptions(ifMatch: string | undefined): RequestOptions {
@@ -247,7 +252,8 @@ export function createCosmosContainer(container: Container, partitionKeyPath: st
 
     async create(document: Document): Promise<CreateResult> {
       checkDocument(document, keyField);
-      const sent = await send('create', () => container.items.create(toJson(document)), [409]);
+      const json = toJson(document);
+      const sent = await send('create', () => container.items.create(json), [409]);
       return sent.status === undefined
         ? { status: 201, etag: etagOf(sent.response) }
         : { status: sent.status };
@@ -264,12 +270,10 @@ export function createCosmosContainer(container: Container, partitionKeyPath: st
 
     async replace(document: Document, options: WriteOptions = {}): Promise<ReplaceResult> {
       const partitionKey = checkDocument(document, keyField);
+      const json = toJson(document);
       const sent = await send(
         'replace',
-        () =>
-          container
-            .item(document.id, partitionKey)
-            .replace(toJson(document), ifMatchOptions(options.ifMatch)),
+        () => container.item(document.id, partitionKey).replace(json, ifMatchOptions(options.ifMatch)),
         [404, 412],
       );
       return sent.status === undefined
@@ -279,9 +283,10 @@ export function createCosmosContainer(container: Container, partitionKeyPath: st
 
     async upsert(document: Document, options: WriteOptions = {}): Promise<UpsertResult> {
       checkDocument(document, keyField);
+      const json = toJson(document);
       const sent = await send(
         'upsert',
-        () => container.items.upsert(toJson(document), ifMatchOptions(options.ifMatch)),
+        () => container.items.upsert(json, ifMatchOptions(options.ifMatch)),
         [412],
       );
       if (sent.status !== undefined) return { status: sent.status };
@@ -301,6 +306,11 @@ export function createCosmosContainer(container: Container, partitionKeyPath: st
 
     async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
       checkBatch(partitionKey, operations, keyField);
+      checkBatchBytes(
+        operations.flatMap((operation) =>
+          'document' in operation ? [JSON.stringify(operation.document)] : [],
+        ),
+      );
       const inputs = operations.map((operation) => operationInput(operation, partitionKey));
       // The SDK does not throw when an operation fails: each result carries its own status.
       const response = await request('batch', () => container.items.batch(inputs, partitionKey));

@@ -21,6 +21,7 @@ import type {
 } from '../../services/ports';
 import {
   checkBatch,
+  checkBatchBytes,
   checkDocument,
   checkFieldName,
   checkId,
@@ -248,6 +249,9 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         const prepared = operations.map((operation) => prepareOperation(operation, keyField));
         await roundTrip(name);
         checkBatch(partitionKey, prepared.map(viewOf), keyField);
+        checkBatchBytes(
+          prepared.flatMap((operation) => ('document' in operation ? [operation.document.text] : [])),
+        );
         const staged = stagedOver(partitionOf(partitionKey));
         const outcomes: Outcome[] = [];
         for (const operation of prepared) {

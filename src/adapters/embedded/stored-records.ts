@@ -5,6 +5,7 @@
 import { PermanentError } from '../../domain/errors';
 import type { BatchOperation, BatchOperationResult, Document, DocumentContainer } from '../../services/ports';
 import { ownValue } from '../../domain/records';
+import { checkDocumentBytes } from '../document-rules';
 
 /**
  * A document as the caller handed it over: its JSON text, taken when the call is made, and the
@@ -98,6 +99,7 @@ function survivesJson(value: unknown): boolean {
 
 export function prepare(document: Document, keyField: string): Prepared {
   const text = JSON.stringify(document);
+  checkDocumentBytes(String(document.id), text);
   const plain =
     typeof (document as { toJSON?: unknown }).toJSON !== 'function' &&
     survivesJson(document.id) &&

@@ -32,6 +32,7 @@ import {
   type AlertInput,
   type OperationInput,
   type SagaDeps,
+  type RecordedStatus,
   type StatusChange,
 } from '../services/fulfillment/saga-activities';
 import type { ReviewDecision } from '../services/fulfillment/saga-record';
@@ -137,8 +138,8 @@ class SagaFlow {
   *record(
     status: SagaStatus,
     reason: string | null,
-    extra: Pick<StatusChange, 'cancellationFee' | 'pointOfNoReturn' | 'episode'> = {},
-  ): Generator<Task, { cancelRequested: boolean }, unknown> {
+    extra: Pick<StatusChange, 'cancellationFee' | 'pointOfNoReturn' | 'episode' | 'begin'> = {},
+  ): Generator<Task, RecordedStatus, unknown> {
     const change: StatusChange = {
       order: this.order,
       instanceId: this.context.df.instanceId,
@@ -148,9 +149,11 @@ class SagaFlow {
     };
     for (let round = 1; ; round++) {
       try {
-        return (yield this.context.df.callActivityWithRetry(RECORD_SAGA_STATUS, this.retry, change)) as {
-          cancelRequested: boolean;
-        };
+        return (yield this.context.df.callActivityWithRetry(
+          RECORD_SAGA_STATUS,
+          this.retry,
+          change,
+        )) as RecordedStatus;
       } catch (error) {
         const attempts = round * this.policy.retry.maxAttempts;
         const { message } = activityMessage(error);
@@ -313,7 +316,8 @@ class SagaFlow {
 
   *fulfill(): Saga {
     const input: OperationInput = { order: this.order };
-    yield* this.record('running', null);
+    const { ended } = yield* this.record('running', null, { begin: true });
+    if (ended !== undefined) return ended;
     const cancel = this.context.df.waitForExternalEvent(CANCEL_EVENT);
     const completed: StepName[] = [];
     /** Steps whose effect is unknown (retries ran out): compensated too, which is safe when nothing happened. */

@@ -526,6 +526,46 @@ describe('submission and faults', () => {
     expect(seen).toBeGreaterThanOrEqual(1);
   });
 
+  it('a saga started again after it ended (a late redelivery after its instance was purged or overwritten) decides nothing twice', async () => {
+    // The Durable extension starts a new instance over a finished one of the same id, and a purged
+    // one is simply gone: either way a late redelivered submission can start fulfillOrder again.
+    const app = newApp();
+    try {
+      await run(app, [
+        orderMessages('O-AGAIN', [['SKU-1', 1, 100]]),
+        orderMessages('O-NOSKU', [['SKU-NONE', 1, 1]]),
+      ]);
+      const orderIds = ['O-AGAIN', 'O-NOSKU'];
+      const before = new Map<string, { record: SagaRecord; input: unknown }>();
+      for (const orderId of orderIds) {
+        const started = app.durable
+          .history(fulfillmentInstanceId(orderId))
+          .find((e) => e.EventType === 0) as { Input: string };
+        before.set(orderId, { record: await saga(app, orderId), input: JSON.parse(started.Input) });
+      }
+      const all = { createdTimeFrom: 0, createdTimeTo: undefined, runtimeStatus: undefined };
+      expect(app.durable.purgeInstances(all)).toBeGreaterThanOrEqual(orderIds.length);
+      for (const orderId of orderIds) {
+        const instanceId = fulfillmentInstanceId(orderId);
+        const { record, input } = before.get(orderId)!;
+        expect(await app.durable.client.startNew('fulfillOrder', instanceId, input)).toBe(true);
+        await app.durable.runUntilIdle();
+        const after = await saga(app, orderId);
+        expect(after.status).toBe(record.status);
+        expect(after.transitions).toEqual(record.transitions);
+        expect(after.steps).toEqual(record.steps);
+        expect((await app.durable.client.getStatus(instanceId))?.output).toEqual({
+          status: record.status,
+          reason: record.reason,
+        });
+      }
+      expect((await chargeOf(app, 'O-AGAIN'))?.amount).toBe(100);
+      expect(await stockOf(app, 'SKU-1')).toBe(49);
+    } finally {
+      await app.stop();
+    }
+  });
+
   it('a seeded run with activityTransient faults ends with the same saga outcomes as without', async () => {
     const inputs = [
       orderMessages('O-A', [['SKU-1', 2, 100]]),

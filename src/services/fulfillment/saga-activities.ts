@@ -201,7 +201,23 @@ export interface StatusChange {
   pointOfNoReturn?: boolean;
   /** With `needs-attention`: the episode that starts, which takes one decision. */
   episode?: string;
+  /**
+   * The orchestration is starting: a record that already ended, or that another orchestration is
+   * in charge of, is left alone and answered with its outcome, so a saga started again (a late
+   * redelivery after its instance was purged, or the extension starting over a finished instance)
+   * decides nothing twice.
+   */
+  begin?: boolean;
 }
+
+/** What recording a status change found. */
+export interface RecordedStatus {
+  cancelRequested: boolean;
+  /** With `begin`: the outcome of a saga that had already ended, or is another instance's. */
+  ended?: { status: SagaStatus; reason: string | null };
+}
+
+const ENDED: ReadonlySet<SagaStatus> = new Set<SagaStatus>(['completed', 'compensated', 'cancelled']);
 
 /** Keeps the first status change and the latest ones, counting those dropped between. */
 function appendTransition(
@@ -222,16 +238,24 @@ function appendTransition(
  * Records a status change. Returns whether a client asked to cancel, so that an orchestration
  * reaching or passing the point of no return learns of a cancel that raced with it.
  */
-export async function recordSagaStatus(
-  deps: SagaDeps,
-  change: StatusChange,
-): Promise<{ cancelRequested: boolean }> {
+export async function recordSagaStatus(deps: SagaDeps, change: StatusChange): Promise<RecordedStatus> {
   const at = new Date(deps.now()).toISOString();
   const reason = change.reason === null ? null : oneLine(change.reason);
-  const { cancelRequested, markOnly } = await changeRecord(deps, change.order, (current) => {
+  const { cancelRequested, markOnly, ended } = await changeRecord<{
+    cancelRequested: boolean;
+    markOnly: boolean;
+    ended: RecordedStatus['ended'];
+  }>(deps, change.order, (current) => {
+    if (change.begin === true && (ENDED.has(current.status) || current.instanceId !== change.instanceId)) {
+      const outcome = { status: current.status, reason: current.reason };
+      return {
+        next: undefined,
+        result: { cancelRequested: current.cancel !== null, markOnly: true, ended: outcome },
+      };
+    }
     // A cancel recorded before the point of no return wins: the point is not recorded as reached.
     if (change.pointOfNoReturn === true && current.cancel !== null)
-      return { next: undefined, result: { cancelRequested: true, markOnly: true } };
+      return { next: undefined, result: { cancelRequested: true, markOnly: true, ended: undefined } };
     const markPoint = change.pointOfNoReturn === true && (current.pointOfNoReturnAt ?? null) === null;
     const startsEpisode =
       change.status === 'needs-attention' &&
@@ -243,7 +267,10 @@ export async function recordSagaStatus(
       current.instanceId === change.instanceId;
     const markOnly = change.pointOfNoReturn === true && sameStatus;
     if (sameStatus && !markPoint && !startsEpisode)
-      return { next: undefined, result: { cancelRequested: current.cancel !== null, markOnly } };
+      return {
+        next: undefined,
+        result: { cancelRequested: current.cancel !== null, markOnly, ended: undefined },
+      };
     const next: SagaRecord = {
       ...current,
       instanceId: change.instanceId,
@@ -253,7 +280,7 @@ export async function recordSagaStatus(
       ...(markPoint ? { pointOfNoReturnAt: at } : {}),
       ...(startsEpisode ? { review: { episode: change.episode as string, decision: null } } : {}),
     };
-    return { next, result: { cancelRequested: next.cancel !== null, markOnly } };
+    return { next, result: { cancelRequested: next.cancel !== null, markOnly, ended: undefined } };
   });
   // Marking the point of no return records no new status: the saga was running and still is.
   if (!markOnly)
@@ -263,7 +290,7 @@ export async function recordSagaStatus(
       reason,
       correlationId: change.order.correlationId,
     });
-  return { cancelRequested };
+  return ended === undefined ? { cancelRequested } : { cancelRequested, ended };
 }
 
 export interface AlertInput {

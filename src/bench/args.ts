@@ -80,6 +80,11 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     default: D.latencyClock,
   },
   { name: 'no-naive', meaning: 'run the convoy only, not the naive designs', default: 'off' },
+  {
+    name: 'no-sessions-table',
+    meaning: 'skip the session settings table (virtual time, a few seconds)',
+    default: 'off',
+  },
   { name: 'json', value: 'FILE', meaning: 'also write every number as JSON', default: 'none' },
   { name: 'help', short: 'h', meaning: 'print this help and exit' },
 ];
@@ -126,6 +131,7 @@ export function parseBenchArgs(argv: readonly string[]): {
   }
   set('latencyClock', clock);
   if (parsed.values.has('no-naive')) options.naive = false;
+  if (parsed.values.has('no-sessions-table')) options.sessionsTable = false;
   const json = raw('json');
   return json === undefined ? { options } : { options, json };
 }

@@ -18,6 +18,7 @@ import { type RunSetup, type StoreWait, runConvoy, runNaive, rowOf } from './run
 import { fixed, evaluateTargets } from './targets';
 import { formatBench } from './format';
 import { BENCH_USAGE, parseBenchArgs } from './args';
+import { sessionTable, sessionTableOptions } from './session-table';
 
 export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design, LatencyClock } from './results';
 export { BENCH_DEFAULTS } from './results';
@@ -131,6 +132,12 @@ async function measure(
     rows.push(row);
   }
 
+  let sessions = null;
+  if (options.sessionsTable) {
+    progress('session settings table, in virtual time ...');
+    sessions = sessionTable(sessionTableOptions(options));
+  }
+
   const cpu = cpus();
   return {
     options,
@@ -148,6 +155,7 @@ async function measure(
       minimumSendCallsPerLedgerMessage: workload.minimumSendCalls / workload.ledger.length,
     },
     rows,
+    sessions,
     targets: evaluateTargets(rows),
   };
 }

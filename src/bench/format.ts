@@ -2,6 +2,7 @@
 import { textTable } from '../cli/text-table';
 import type { BenchResult } from './results';
 import { fixed } from './targets';
+import { formatSessionTable, sessionTableOptions } from './session-table';
 
 function clockDescription(result: BenchResult): string {
   const lead = result.environment.clockLeadMs;
@@ -74,6 +75,9 @@ export function formatBench(result: BenchResult): string {
           ),
         ]
       : []),
+    ...(result.sessions === null
+      ? []
+      : ['', formatSessionTable(sessionTableOptions(options), result.sessions)]),
     '',
     ...result.targets.map((target) => `${target.pass ? 'PASS' : 'FAIL'}  ${target.target}: ${target.detail}`),
   ].join('\n');

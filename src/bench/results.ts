@@ -1,4 +1,5 @@
 /** What `npm run bench` is asked (its options and defaults) and what it answers (rows, targets). */
+import type { SessionTableRow } from './session-table';
 
 export interface BenchOptions {
   /** Simulated store round-trip latency, ms. */
@@ -32,6 +33,8 @@ export interface BenchOptions {
    * up to a millisecond late and ends all waits begun in one millisecond together.
    */
   latencyClock: LatencyClock;
+  /** Prints the session settings table (./session-table), in virtual time (`--no-sessions-table`: not). */
+  sessionsTable: boolean;
 }
 
 export type LatencyClock = 'network' | 'timer';
@@ -52,6 +55,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   lockDurationMs: 30_000,
   warmupOrders: 200,
   latencyClock: 'network',
+  sessionsTable: true,
 };
 
 export type Design = 'one consumer' | 'competing consumers' | 'convoy';
@@ -130,5 +134,7 @@ export interface BenchResult {
     minimumSendCallsPerLedgerMessage: number;
   };
   rows: BenchRow[];
+  /** The session settings table, at the bench's round trip; null with `--no-sessions-table`. */
+  sessions: SessionTableRow[] | null;
   targets: BenchTarget[];
 }

@@ -24,6 +24,7 @@ describe('bench', () => {
       competingCalls: 4,
       zeroLatencySessions: 4,
       warmupOrders: 0,
+      sessionsTable: false,
     });
   });
 
@@ -89,6 +90,7 @@ describe('bench', () => {
       zeroLatencySessions: 0,
       naive: false,
       warmupOrders: 0,
+      sessionsTable: false,
     });
     expect(timed.environment.clockLeadMs).toEqual(expect.any(Number));
     expect(formatBench(timed)).toContain('network clock');

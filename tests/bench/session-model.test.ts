@@ -1,0 +1,104 @@
+import { simulateSessions } from '../../src/bench/session-model';
+import { formatSessionTable, sessionTable, SESSION_TABLE_DEFAULTS } from '../../src/bench/session-table';
+import { BENCH_USAGE, parseBenchArgs } from '../../src/bench/args';
+
+const settings = { maxConcurrentSessions: 1, sessionIdleTimeoutMs: 500, acceptMs: 2, handlerMs: 2 };
+
+describe('the session model (virtual time)', () => {
+  it('holds a drained session for the idle timeout before it accepts the next', () => {
+    const run = simulateSessions(
+      new Map([
+        ['A', [0]],
+        ['B', [0]],
+      ]),
+      settings,
+    );
+    // A: accepted at 0, handled 2..4, held 4..504; only then is B accepted.
+    expect(run.acceptLog).toEqual([
+      { sessionId: 'A', atMs: 0 },
+      { sessionId: 'B', atMs: 504 },
+    ]);
+    expect(run.heldIdleMs).toBe(1000);
+    expect(run.makespanMs).toBe(508);
+  });
+
+  it('closes a drained session at once with an idle timeout of 0', () => {
+    const run = simulateSessions(
+      new Map([
+        ['A', [0]],
+        ['B', [0]],
+      ]),
+      { ...settings, sessionIdleTimeoutMs: 0 },
+    );
+    expect(run.acceptLog.map((accept) => accept.atMs)).toEqual([0, 4]);
+    expect(run.heldIdleMs).toBe(0);
+  });
+
+  it('serves a message that arrives during the hold without a second accept', () => {
+    const held = simulateSessions(new Map([['A', [0, 300]]]), settings);
+    expect(held.accepts).toBe(1);
+    expect(held.heldIdleMs).toBe(296 + 500);
+    const released = simulateSessions(new Map([['A', [0, 300]]]), { ...settings, sessionIdleTimeoutMs: 100 });
+    expect(released.accepts).toBe(2);
+    expect(released.acceptLog[1]).toEqual({ sessionId: 'A', atMs: 300 });
+  });
+
+  it('takes at most maxConcurrentSessions sessions at once, one message at a time each', () => {
+    const arrivals = new Map(Array.from({ length: 6 }, (_, i) => [`S${i}`, [0, 0, 0]] as const));
+    const run = simulateSessions(arrivals, {
+      ...settings,
+      maxConcurrentSessions: 3,
+      sessionIdleTimeoutMs: 0,
+    });
+    expect(run.messages).toBe(18);
+    expect(run.accepts).toBe(6);
+    // Two waves of 3 sessions, each an accept and three handlers: 8 ms a wave.
+    expect(run.makespanMs).toBe(16);
+  });
+
+  it('gives a burst of short orders about sessions / (idle timeout + accept + handlers) orders per second', () => {
+    const rows = sessionTable({
+      ...SESSION_TABLE_DEFAULTS,
+      orders: 64,
+      idleTimeoutsMs: [500],
+      sessions: [16],
+    });
+    const burst = rows.find((row) => row.arrival === 'burst');
+    // Four waves of 16 orders; the last wave's hold comes after its last entry.
+    expect(burst?.seconds).toBeCloseTo((3 * (2 + 20 + 500) + 22) / 1000, 6);
+    expect(burst?.acceptsPerEntry).toBeCloseTo(0.1);
+  });
+
+  it('is a table of every arrival x idle timeout x sessions cell, printed by default and skipped on request', () => {
+    const options = { ...SESSION_TABLE_DEFAULTS, orders: 16, idleTimeoutsMs: [0, 100], sessions: [4, 8] };
+    const rows = sessionTable(options);
+    expect(rows.map((row) => [row.arrival, row.sessionIdleTimeoutMs, row.maxConcurrentSessions])).toEqual([
+      ['burst', 0, 4],
+      ['burst', 0, 8],
+      ['burst', 100, 4],
+      ['burst', 100, 8],
+      ['trickle', 0, 4],
+      ['trickle', 0, 8],
+      ['trickle', 100, 4],
+      ['trickle', 100, 8],
+    ]);
+    // Trickle: 250 ms between an order's entries, so a 100 ms hold closes the session between them
+    // and each entry pays an accept, unless the holds fall behind the arrivals (4 sessions) and a
+    // session gathers entries meanwhile.
+    const accepts = (idle: number, sessions: number): number | undefined =>
+      rows.find(
+        (row) =>
+          row.arrival === 'trickle' &&
+          row.sessionIdleTimeoutMs === idle &&
+          row.maxConcurrentSessions === sessions,
+      )?.acceptsPerEntry;
+    expect([accepts(0, 4), accepts(0, 8), accepts(100, 8)]).toEqual([1, 1, 1]);
+    expect(accepts(100, 4)).toBeLessThan(1);
+    expect(rows.filter((row) => row.arrival === 'burst').map((row) => row.acceptsPerEntry)).toEqual([
+      0.1, 0.1, 0.1, 0.1,
+    ]);
+    expect(formatSessionTable(options, rows)).toMatch(/burst\s+100\s+8\s+\d+/);
+    expect(BENCH_USAGE).toContain('--no-sessions-table');
+    expect(parseBenchArgs(['--no-sessions-table']).options).toEqual({ sessionsTable: false });
+  });
+});

@@ -12,6 +12,19 @@ export type EntryType = (typeof ENTRY_TYPES)[number];
 export const MAX_ID_LENGTH = 100;
 
 /**
+ * Bounds that keep an order's document within Cosmos DB's 2 MB item limit (Microsoft Learn, "Azure
+ * Cosmos DB service quotas": maximum size of an item 2 MB) whatever its entries hold: every field the
+ * order stores is bounded, and so are its entries, through their sequence numbers (an order has
+ * one slot per sequence number, and every record it keeps belongs to a slot). At these bounds the
+ * largest order document is about 1.7 MB: every entry after the final one rejected while the parked
+ * queue is down, so each park stays pending in the outbox (tests/unit/order-size.test.ts builds the
+ * worst cases).
+ */
+export const MAX_TEXT_LENGTH = 100;
+export const MAX_REASON_LENGTH = 500;
+export const MAX_ENTRIES_PER_ORDER = 1000;
+
+/**
  * How deep an entry may nest (the entry object is level 1, its `data` level 2). The contract's
  * fields need 2; a bound keeps every later copy and walk of a parked entry (the broker's clone, the
  * report) far from the stack's limit, whatever the producer sends.
@@ -99,6 +112,16 @@ function nonEmptyString(
   return value;
 }
 
+function sequenceOf(value: unknown, name: string, problems: Problems): number | undefined {
+  if (typeof value === 'number' && Number.isInteger(value) && value > MAX_ENTRIES_PER_ORDER) {
+    problems.push(
+      `${name} must be an integer from 1 to ${MAX_ENTRIES_PER_ORDER} (an order has at most ${MAX_ENTRIES_PER_ORDER} entries), got ${shown(value)}`,
+    );
+    return undefined;
+  }
+  return integerAtLeast(value, 1, name, problems);
+}
+
 function integerAtLeast(value: unknown, min: number, name: string, problems: Problems): number | undefined {
   if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) && value > 0) {
     problems.push(
@@ -135,7 +158,7 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
   const before = problems.length;
   switch (type) {
     case 'OrderCreated': {
-      const customerId = nonEmptyString(raw.customerId, `${name}.customerId`, problems);
+      const customerId = nonEmptyString(raw.customerId, `${name}.customerId`, problems, MAX_TEXT_LENGTH);
       const currency = raw.currency;
       if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) {
         problems.push(`${name}.currency must be three capital letters, got ${shown(currency)}`);
@@ -145,7 +168,7 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
         : undefined;
     }
     case 'TransactionAdded': {
-      const sku = nonEmptyString(raw.sku, `${name}.sku`, problems);
+      const sku = nonEmptyString(raw.sku, `${name}.sku`, problems, MAX_TEXT_LENGTH);
       const quantity = integerAtLeast(raw.quantity, 1, `${name}.quantity`, problems);
       const unitPrice = integerAtLeast(raw.unitPrice, 0, `${name}.unitPrice`, problems);
       return problems.length === before
@@ -176,6 +199,12 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
     case 'OrderDeleted': {
       if (raw.reason !== undefined && typeof raw.reason !== 'string') {
         problems.push(`${name}.reason must be a string when present, got ${shown(raw.reason)}`);
+        return undefined;
+      }
+      if (typeof raw.reason === 'string' && raw.reason.length > MAX_REASON_LENGTH) {
+        problems.push(
+          `${name}.reason must be at most ${MAX_REASON_LENGTH} UTF-16 code units, got ${raw.reason.length}`,
+        );
         return undefined;
       }
       return raw.reason === undefined ? {} : { reason: raw.reason };
@@ -224,7 +253,7 @@ export function validateEntry(input: unknown, path = ''): Validation<Entry> {
     MAX_ID_LENGTH,
   );
   const orderId = orderIdOf(input.orderId, field(path, 'orderId'), problems);
-  const sequence = integerAtLeast(input.sequence, 1, field(path, 'sequence'), problems);
+  const sequence = sequenceOf(input.sequence, field(path, 'sequence'), problems);
   if (input.final !== undefined && typeof input.final !== 'boolean') {
     problems.push(`${field(path, 'final')} must be a boolean when present, got ${shown(input.final)}`);
   }

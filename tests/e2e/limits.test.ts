@@ -8,7 +8,7 @@ import type { Entry } from '../../src/domain/entry';
 import { added, created, FAST, ledger, runToEnd } from '../support/e2e';
 
 describe('limits of Service Bus, end to end', () => {
-  it('parks alone an entry whose forwarded message would be over the size limit; the others are applied', async () => {
+  it('parks alone an entry as large as the ledger message may be (its sku past the bound), keeping its size and hash, not its body; the others are applied', async () => {
     const batchId = 'B'.repeat(100);
     const orderId = 'O'.repeat(100);
     const big = (sku: string): Entry => ({
@@ -36,8 +36,15 @@ describe('limits of Service Bus, end to end', () => {
       FAST,
     );
     expect(report.deadLettered).toEqual([]);
+    // The sku is over its bound, so the entry is invalid; its parked copy would be over the size
+    // limit, so it keeps the body's size and hash instead, and nothing dead-letters.
     expect(report.parked).toEqual([
-      expect.objectContaining({ queue: 'ledger', reason: 'too-large', transactionId: 'T'.repeat(100) }),
+      expect.objectContaining({
+        queue: 'ledger',
+        reason: 'invalid',
+        transactionId: 'T'.repeat(100),
+        description: expect.stringMatching(/data\.sku must be at most 100 .*its body is not kept/),
+      }),
     ]);
     expect(report.orders).toEqual([expect.objectContaining({ orderId, appliedSequence: 1, waitingFor: 2 })]);
   });

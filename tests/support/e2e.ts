@@ -33,7 +33,8 @@ export function created(orderId: string, transactionId: string, sequence = 1, fi
     sequence,
     type: 'OrderCreated',
     ...(final ? { final: true as const } : {}),
-    data: { customerId: `C-${orderId}`, currency: 'EUR' },
+    // Within the customerId bound (100) whatever the orderId.
+    data: { customerId: `C-${orderId}`.slice(0, 100), currency: 'EUR' },
   };
 }
 

@@ -7,6 +7,7 @@ import { canonicalJson, sha256Hex } from '../../domain/digest';
 import type { ParkReason } from '../../domain/order';
 import { PARK_PROPERTY, QUEUE } from '../queues';
 import type { ApplicationProperties, MessageSender, OutgoingMessage, Telemetry } from '../ports';
+import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../message-size';
 
 export interface ParkRequest {
   fromQueue: string;
@@ -29,7 +30,32 @@ export function parkIdFor(reason: ParkReason, content: unknown): string {
   return `${reason}:${sha256Hex(canonicalJson(content) ?? 'undefined').slice(0, 32)}`;
 }
 
-export function parkedMessage(request: ParkRequest): OutgoingMessage {
+/**
+ * The parked copy of a message. It carries the original's body and properties and the park's own,
+ * so a body that arrived near the queues' size limit can be over it in its parked copy: Service Bus
+ * would refuse the park, and the message would dead-letter instead. Such a copy keeps what
+ * identifies the body (its size and SHA-256) instead of the body, and its description says so.
+ */
+export function parkedMessage(
+  request: ParkRequest,
+  maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
+): OutgoingMessage {
+  const copy = parkedCopy(request);
+  const bytes = estimateMessageBytes(copy);
+  if (bytes <= maxMessageBytes) return copy;
+  const bodyText = JSON.stringify(request.body) ?? '';
+  return parkedCopy({
+    ...request,
+    body: {
+      omitted: 'the parked body, over the size limit',
+      bytes: Buffer.byteLength(bodyText, 'utf8'),
+      sha256: sha256Hex(bodyText),
+    },
+    description: `${request.description}; its body is not kept: the parked copy would be about ${bytes} bytes, over the ${maxMessageBytes}-byte message limit`,
+  });
+}
+
+function parkedCopy(request: ParkRequest): OutgoingMessage {
   const properties: ApplicationProperties = {
     ...request.applicationProperties,
     [PARK_PROPERTY.reason]: request.reason,
@@ -49,11 +75,14 @@ export function parkedMessage(request: ParkRequest): OutgoingMessage {
 
 /** Parks the messages in one send; the `parked` queue's duplicate detection absorbs a repeat. */
 export async function park(
-  deps: { sender: MessageSender; telemetry: Telemetry },
+  deps: { sender: MessageSender; telemetry: Telemetry; maxMessageBytes?: number },
   requests: readonly ParkRequest[],
 ): Promise<void> {
   if (requests.length === 0) return;
-  await deps.sender.send(QUEUE.parked, requests.map(parkedMessage));
+  await deps.sender.send(
+    QUEUE.parked,
+    requests.map((request) => parkedMessage(request, deps.maxMessageBytes)),
+  );
   for (const request of requests) {
     // Metric dimensions stay few (each value is a series); the ids go on the event.
     deps.telemetry.metric('messages.parked', 1, { reason: request.reason, queue: request.fromQueue });

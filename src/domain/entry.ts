@@ -138,6 +138,16 @@ function integerAtLeast(value: unknown, min: number, name: string, problems: Pro
 
 const FORBIDDEN_ORDER_ID_CHARACTERS = /[/\\?#]/;
 
+/**
+ * Why `orderId` cannot be an order's id (the rules of an entry's `orderId`), or null when it can.
+ * For ids that come from elsewhere than an entry, such as an HTTP route.
+ */
+export function orderIdProblem(orderId: string, name = 'orderId'): string | null {
+  const problems: Problems = [];
+  orderIdOf(orderId, name, problems);
+  return problems.length === 0 ? null : problems.join('; ');
+}
+
 function orderIdOf(value: unknown, name: string, problems: Problems): string | undefined {
   const orderId = nonEmptyString(value, name, problems, MAX_ID_LENGTH);
   if (orderId !== undefined && FORBIDDEN_ORDER_ID_CHARACTERS.test(orderId)) {

@@ -96,6 +96,28 @@ async function runSaga(
   await recordSagaStatus(deps, { order, instanceId, status, reason });
 }
 
+describe('an orderId the contract does not allow', () => {
+  // `GET /api/orders/a%2Fb` reached the store with `a/b`: Cosmos refuses such an item id (400),
+  // which answered 500. No order can have such an id, so the request is malformed.
+  it.each([
+    ['a/b', /must not contain/],
+    ['a\\b', /must not contain/],
+    ['a?b', /must not contain/],
+    ['a#b', /must not contain/],
+    ['x'.repeat(101), /at most 100/],
+  ])('%s answers 400 naming the rule, for read, cancel and review alike', async (orderId, rule) => {
+    const h = harness();
+    for (const result of [
+      await getOrder(h.deps, orderId),
+      await cancelOrder(h.deps, orderId),
+      await reviewSaga(h.deps, orderId, { action: 'retry' }),
+    ]) {
+      expect(result.status).toBe(400);
+      expect((result.body as { error: string }).error).toMatch(rule);
+    }
+  });
+});
+
 describe('getOrder', () => {
   it('answers 404 for an unknown order', async () => {
     const h = harness();

@@ -3,6 +3,7 @@
  * and record a person's review of a saga that needs attention. Each answers with an outcome; the
  * HTTP functions map outcomes to status codes (src/functions/http/http-support.ts).
  */
+import { orderIdProblem } from '../../domain/entry';
 import { waitingFor } from '../../domain/order';
 import {
   fulfillmentInstanceId,
@@ -55,22 +56,29 @@ export interface UnknownOrder {
   orderId: string;
 }
 
+/** The request cannot be served as it is: `error` names what is wrong. */
+export interface Malformed {
+  kind: 'malformed';
+  error: string;
+}
+
 /** The order's state does not allow the request; `reason` says why and what to do. */
 export interface NotNow {
   kind: 'not-now';
   reason: string;
 }
 
-export type GetOrderOutcome = { kind: 'order'; order: OrderView } | UnknownOrder;
+export type GetOrderOutcome = { kind: 'order'; order: OrderView } | Malformed | UnknownOrder;
 
 export type CancelOutcome =
+  | Malformed
   | UnknownOrder
   | NotNow
   | { kind: 'already-requested'; orderId: string; saga: SagaView }
   | { kind: 'accepted'; orderId: string; afterPointOfNoReturn: boolean; fee: number | null };
 
 export type ReviewOutcome =
-  | { kind: 'malformed'; error: string }
+  | Malformed
   | UnknownOrder
   | NotNow
   | { kind: 'passed'; orderId: string; action: 'retry' | 'resolved'; instanceId: string };
@@ -97,7 +105,15 @@ function orderView(order: OrderDocument, saga: SagaRecord | undefined): OrderVie
   };
 }
 
+/** An id no order can have is a malformed request, not a lookup: the store would refuse it. */
+function malformedOrderId(orderId: string): Malformed | null {
+  const problem = orderIdProblem(orderId);
+  return problem === null ? null : { kind: 'malformed', error: problem };
+}
+
 export async function getOrder(deps: OrdersApiDeps, orderId: string): Promise<GetOrderOutcome> {
+  const malformed = malformedOrderId(orderId);
+  if (malformed !== null) return malformed;
   const order = await deps.orders.read<OrderDocument>(orderId, orderId);
   if (order === undefined) return unknownOrder(orderId);
   const saga = await readSagaRecord(deps.orders, orderId);
@@ -114,6 +130,8 @@ export async function cancelOrder(
   orderId: string,
   by: string | null = null,
 ): Promise<CancelOutcome> {
+  const malformed = malformedOrderId(orderId);
+  if (malformed !== null) return malformed;
   const stored = await deps.orders.read<OrderDocument>(orderId, orderId);
   if (stored === undefined) return unknownOrder(orderId);
   const order = stored.document;
@@ -244,6 +262,8 @@ export async function reviewSaga(
   body: unknown,
   by: string | null = null,
 ): Promise<ReviewOutcome> {
+  const malformed = malformedOrderId(orderId);
+  if (malformed !== null) return malformed;
   const review = parseReview(body);
   if (!review.ok) return { kind: 'malformed', error: review.error };
   const order = await deps.orders.read<OrderDocument>(orderId, orderId);

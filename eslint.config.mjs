@@ -3,7 +3,18 @@ import tseslint from 'typescript-eslint';
 import noPrototypeLookup from './tools/eslint/no-prototype-lookup.mjs';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'package/', '*.js', '*.mjs'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'coverage/',
+      'package/',
+      '.stryker-tmp/',
+      'reports/',
+      '*.js',
+      '*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,126 @@
+/**
+ * Issue 18: the reload-and-retry of the order write, run by what really makes it run: two consumer
+ * processes (each its own session cache) applying DIFFERENT entries of one order, one of them on a
+ * stale or cold cache. The racing-delivery tests elsewhere deliver the same message twice, where the
+ * inbox marker always loses first and these branches never run.
+ */
+import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createOrderCache, type OrderCache } from '../../src/services/convoy/order-cache';
+import {
+  processOrderTransaction,
+  type OrderTransactionDeps,
+} from '../../src/services/convoy/order-transactions';
+import {
+  ORDERS_CONTAINER,
+  ORDERS_PARTITION_KEY_PATH,
+  type OrderDocument,
+} from '../../src/services/order-documents';
+import type { DeliveredMessage, DocumentContainer, FulfillmentInput } from '../../src/services/ports';
+import type { Entry } from '../../src/domain/entry';
+import { added, created, entryMessageFor } from '../support/e2e';
+
+const ignore = (): void => {};
+
+function delivered(entry: Entry): DeliveredMessage {
+  return {
+    ...entryMessageFor(entry),
+    deliveryCount: 1,
+    sequenceNumber: entry.sequence,
+    enqueuedTimeUtc: undefined,
+    correlationId: undefined,
+  };
+}
+
+interface Consumer {
+  deps: OrderTransactionDeps;
+  cache: OrderCache;
+  started: FulfillmentInput[];
+  failStart: boolean;
+}
+
+/** One consumer process: its own cache, the shared orders container. */
+function consumer(orders: DocumentContainer): Consumer {
+  const cache = createOrderCache();
+  const self: Consumer = {
+    cache,
+    started: [],
+    failStart: false,
+    deps: {
+      orders,
+      sender: { send: async () => undefined },
+      fulfillment: {
+        start: async (input) => {
+          if (self.failStart) throw new Error('fulfillment down');
+          self.started.push(input);
+        },
+      },
+      telemetry: { trace: ignore, event: ignore, metric: ignore },
+      cache,
+      inboxMarkerTtlSeconds: 60,
+    },
+  };
+  return self;
+}
+
+function ordersContainer(): DocumentContainer {
+  return createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
+}
+
+async function order(orders: DocumentContainer, orderId: string): Promise<OrderDocument | undefined> {
+  return (await orders.read<OrderDocument>(orderId, orderId))?.document;
+}
+
+describe('two consumers with different entries of one order', () => {
+  it('a stale cache loses the replace (412), reloads, and applies its entry on what the other wrote', async () => {
+    const orders = ordersContainer();
+    const a = consumer(orders);
+    const b = consumer(orders);
+    await processOrderTransaction(a.deps, delivered(created('O-S', 'T-1')));
+    // B saw the order at sequence 1 (its cache), then A moved it on to 2 behind B's back.
+    const seen = await orders.read<OrderDocument>('O-S', 'O-S');
+    if (seen === undefined) throw new Error('order O-S not written');
+    b.cache.set('O-S', seen);
+    await processOrderTransaction(a.deps, delivered(added('O-S', 'T-2', 2)));
+
+    // On its stale copy B would buffer entry 3 (waiting for 2); after the 412 it sees 2 and applies.
+    const outcome = await processOrderTransaction(b.deps, delivered(added('O-S', 'T-3', 3)));
+    expect(outcome).toEqual({ kind: 'applied', orderId: 'O-S', applied: 1, rejected: 0, submitted: false });
+    const stored = await order(orders, 'O-S');
+    expect(stored?.appliedSequence).toBe(3);
+    expect(Object.keys(stored?.transactions ?? {}).sort()).toEqual(['T-1', 'T-2', 'T-3']);
+    expect(b.cache.get('O-S')?.document.appliedSequence).toBe(3);
+  });
+
+  it('a cold cache over an existing order loses the create (409), reloads, and applies its entry', async () => {
+    const orders = ordersContainer();
+    const a = consumer(orders);
+    const b = consumer(orders);
+    await processOrderTransaction(a.deps, delivered(created('O-C', 'T-1')));
+
+    // B has never seen O-C: it decides on a new order (entry 2 would wait for 1) and creates it.
+    const outcome = await processOrderTransaction(b.deps, delivered(added('O-C', 'T-2', 2)));
+    expect(outcome).toEqual({ kind: 'applied', orderId: 'O-C', applied: 1, rejected: 0, submitted: false });
+    const stored = await order(orders, 'O-C');
+    expect(stored?.appliedSequence).toBe(2);
+    expect(stored?.customerId).toBe('C-O-C');
+    expect(Object.keys(stored?.transactions ?? {}).sort()).toEqual(['T-1', 'T-2']);
+  });
+});
+
+describe('an entry committed before whose effect failed', () => {
+  it('is a duplicate to a cold consumer (the inbox marker 409), which does the pending effect again', async () => {
+    const orders = ordersContainer();
+    const a = consumer(orders);
+    const b = consumer(orders);
+    const final = delivered(created('O-R', 'T-1', 1, true));
+    a.failStart = true;
+    // A commits the order and its marker, then the saga start fails: the message is tried again.
+    await expect(processOrderTransaction(a.deps, final)).rejects.toThrow('fulfillment down');
+    expect((await order(orders, 'O-R'))?.outbox?.startFulfillment?.orderId).toBe('O-R');
+
+    // The redelivery lands on B, whose cache is cold: its batch finds the marker taken.
+    const outcome = await processOrderTransaction(b.deps, final);
+    expect(outcome).toEqual({ kind: 'duplicate', orderId: 'O-R' });
+    expect(b.started.map((s) => s.orderId)).toEqual(['O-R']);
+  });
+});

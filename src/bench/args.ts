@@ -81,6 +81,11 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'no-naive', meaning: 'run the convoy only, not the naive designs', default: 'off' },
   {
+    name: 'no-twin',
+    meaning: 'skip the runtime-only twin beside each convoy row with latency',
+    default: 'off',
+  },
+  {
     name: 'no-sessions-table',
     meaning: 'skip the session settings table (virtual time, a few seconds)',
     default: 'off',
@@ -132,6 +137,7 @@ export function parseBenchArgs(argv: readonly string[]): {
   set('latencyClock', clock);
   if (parsed.values.has('no-naive')) options.naive = false;
   if (parsed.values.has('no-sessions-table')) options.sessionsTable = false;
+  if (parsed.values.has('no-twin')) options.twin = false;
   const json = raw('json');
   return json === undefined ? { options } : { options, json };
 }

@@ -19,6 +19,7 @@ import { fixed, evaluateTargets } from './targets';
 import { formatBench } from './format';
 import { BENCH_USAGE, parseBenchArgs } from './args';
 import { sessionTable, sessionTableOptions } from './session-table';
+import { runTwin } from './twin';
 
 export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design, LatencyClock } from './results';
 export { BENCH_DEFAULTS } from './results';
@@ -129,6 +130,23 @@ async function measure(
         : await runNaive(workload, options, setup, storeWait);
     const row = rowOf(workload, setup, output);
     progress(`  ${Math.round(row.messagesPerSecond)} msg/s in ${fixed(row.seconds)} s`);
+    if (options.twin && setup.design === 'convoy' && setup.latencyMs > 0) {
+      globalThis.gc?.();
+      const twin = await runTwin(workload.ledger, {
+        seed: options.seed,
+        duplicate: options.duplicate,
+        maxConcurrentSessions: setup.concurrency,
+        storeLatencyMs: setup.latencyMs,
+        storeWait,
+        lockDurationMs: options.lockDurationMs,
+        sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
+      });
+      row.twin = {
+        messagesPerSecond: twin.messagesPerSecond,
+        ratio: twin.messagesPerSecond > 0 ? row.messagesPerSecond / twin.messagesPerSecond : 0,
+      };
+      progress(`  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s`);
+    }
     rows.push(row);
   }
 

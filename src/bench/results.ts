@@ -35,6 +35,8 @@ export interface BenchOptions {
   latencyClock: LatencyClock;
   /** Prints the session settings table (./session-table), in virtual time (`--no-sessions-table`: not). */
   sessionsTable: boolean;
+  /** Runs each convoy row with latency beside its runtime-only twin (`--no-twin`: not). */
+  twin: boolean;
 }
 
 export type LatencyClock = 'network' | 'timer';
@@ -56,6 +58,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   warmupOrders: 200,
   latencyClock: 'network',
   sessionsTable: true,
+  twin: true,
 };
 
 export type Design = 'one consumer' | 'competing consumers' | 'convoy';
@@ -77,6 +80,11 @@ export interface BenchRow {
   /** min(concurrency, orders with work) / (store round trips per message x latency); null at zero latency. */
   idealMessagesPerSecond: number | null;
   efficiency: number | null;
+  /**
+   * The runtime-only twin of a convoy row with latency (./twin): same broker, host, store and clock,
+   * a handler that only waits one round trip; ratio = this row's msg/s over the twin's. null: no twin.
+   */
+  twin: { messagesPerSecond: number; ratio: number } | null;
   storeRoundTrips: {
     /** Calls the bench counted on the consumer's container; `storeCounter` is the store's own count of them. */
     total: number;

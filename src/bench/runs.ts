@@ -231,6 +231,7 @@ export function rowOf(workload: BenchWorkload, setup: RunSetup, output: RunOutpu
     latencyMs99: percentile(recorded.latencies, 99),
     idealMessagesPerSecond: ideal,
     efficiency: ideal === null ? null : throughput / ideal,
+    twin: null,
     storeRoundTrips: {
       total: recorded.totalTrips,
       storeCounter: output.storeCounter,

@@ -98,6 +98,11 @@ describe('bench', () => {
     expect(row).toMatchObject({ messages: 18, orderingViolations: 0, doubleEffects: 0, ordersWrong: 0 });
     expect(row.storeRoundTrips.meanMs).toBeGreaterThanOrEqual(1);
     expect(row.efficiency).toEqual(expect.any(Number));
+    // Beside it, its runtime-only twin on the same workload; the ratio is the two speeds'.
+    expect(row.twin).not.toBeNull();
+    expect(row.twin?.messagesPerSecond).toBeGreaterThan(0);
+    expect(row.twin?.ratio).toBeCloseTo(row.messagesPerSecond / (row.twin?.messagesPerSecond ?? 1), 9);
+    expect(formatBench(timed)).toContain('vs twin');
   });
 
   it('parses its flags and refuses bad ones', () => {
@@ -107,6 +112,7 @@ describe('bench', () => {
     expect(() => parseBenchArgs(['--entries', '1'])).toThrow(BenchUsageError);
     expect(() => parseBenchArgs(['--bogus', '1'])).toThrow(BenchUsageError);
     expect(parseBenchArgs(['--latency-clock', 'timer']).options).toEqual({ latencyClock: 'timer' });
+    expect(parseBenchArgs(['--no-twin']).options).toEqual({ twin: false });
     expect(() => parseBenchArgs(['--latency-clock', 'sundial'])).toThrow(/network or timer/);
   });
 });

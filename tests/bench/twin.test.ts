@@ -1,0 +1,24 @@
+import { runTwin } from '../../src/bench/twin';
+import { generateBenchWorkload } from '../../src/bench/workload';
+
+describe('the runtime-only twin', () => {
+  it('takes every entry of the ledger through the real ledger processor and the session host, duplicates counted once', async () => {
+    const workload = generateBenchWorkload({
+      orders: 8,
+      entriesPerOrder: 4,
+      batchSize: 8,
+      activeOrders: 4,
+      seed: 3,
+    });
+    const twin = await runTwin(workload.ledger, {
+      seed: 3,
+      duplicate: 0.3,
+      maxConcurrentSessions: 4,
+      storeLatencyMs: 0,
+      lockDurationMs: 30_000,
+      sessionIdleTimeoutMs: 0,
+    });
+    expect(twin.entries).toBe(workload.entries.length);
+    expect(twin.messagesPerSecond).toBeGreaterThan(0);
+  });
+});

@@ -355,7 +355,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
         })),
       );
       const parked = broker.peek(QUEUE.parked).map(reportParked);
-      const { account } = buildAccount({
+      const { account, twoOutcomes } = buildAccount({
         inputs: sentLedger,
         orders: new Map(documents.map(({ document }) => [document.orderId, document])),
         parkedIds: new Set(parked.map((message) => message.messageId)),
@@ -392,6 +392,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
             0,
           ),
           account,
+          entriesWithTwoOutcomes: twoOutcomes,
         },
       });
     },

@@ -52,6 +52,8 @@ export interface ReportStats {
   redeliveries: number;
   /** Every entry of the input once (CONTRACTS 3); the five outcomes add up to `entries`. */
   account: EntryAccount;
+  /** Entries that took effect and were also dead-lettered: 0, or something ended two ways. */
+  entriesWithTwoOutcomes: number;
 }
 
 export interface Report {

@@ -146,6 +146,7 @@ describe('npm start: the summary prints the per-entry account when the report ha
       ledgerMessages: 2,
       ledgerMessagesParkedWhole: 0,
       redeliveries: 0,
+      entriesWithTwoOutcomes: 0,
     };
     const account = { entries: 5, applied: 3, duplicate: 1, parked: 1, buffered: 0, deadLettered: 0 };
     const text = summary(

@@ -32,6 +32,7 @@ describe('npm start (main)', () => {
         'buffered',
         'deadLettered',
         'duplicates',
+        'entriesWithTwoOutcomes',
         'ledgerMessages',
         'ledgerMessagesParkedWhole',
         'messages',

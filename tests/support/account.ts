@@ -13,4 +13,6 @@ export function expectAccountAddsUp(report: Report): void {
   });
   // Entries still waiting are the report's too.
   expect(buffered).toBe(report.stats.buffered);
+  // No entry ended two ways (applied, and its message dead-lettered as well).
+  expect(report.stats.entriesWithTwoOutcomes).toBe(0);
 }

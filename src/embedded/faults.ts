@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { TransientError } from '../domain/errors';
 import type { DocumentContainer, MessageSender, OutgoingMessage } from '../services/ports';
+import { checkedContainer } from './checked-container';
 
 export const FAULT_NAMES = [
   'duplicate',
@@ -100,39 +101,7 @@ export function withTransientFaults(
       );
     }
   };
-  return {
-    name: container.name,
-    partitionKeyPath: container.partitionKeyPath,
-    injected: () => injected,
-    async create(document) {
-      maybeFail('create');
-      return container.create(document);
-    },
-    async read(partitionKey, id) {
-      maybeFail('read');
-      return container.read(partitionKey, id);
-    },
-    async replace(document, options) {
-      maybeFail('replace');
-      return container.replace(document, options);
-    },
-    async upsert(document, options) {
-      maybeFail('upsert');
-      return container.upsert(document, options);
-    },
-    async delete(partitionKey, id, options) {
-      maybeFail('delete');
-      return container.delete(partitionKey, id, options);
-    },
-    async batch(partitionKey, operations) {
-      maybeFail('batch');
-      return container.batch(partitionKey, operations);
-    },
-    async query(spec) {
-      maybeFail('query');
-      return container.query(spec);
-    },
-  };
+  return { ...checkedContainer(container, maybeFail), injected: () => injected };
 }
 
 /**

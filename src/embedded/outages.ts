@@ -7,6 +7,7 @@
 import { TransientError } from '../domain/errors';
 import type { DocumentContainer, MessageSender, OrchestrationClient } from '../services/ports';
 import type { OutageName } from './faults';
+import { checkedContainer } from './checked-container';
 
 /** The outage begins at one of the dependency's first calls, drawn from the seed. */
 export const OUTAGE_START_CALLS = 5;
@@ -74,39 +75,7 @@ export function createOutage(
 
 /** Every call of the container fails while the outage lasts. */
 export function withStoreOutage(container: DocumentContainer, outage: Outage): DocumentContainer {
-  const down = (operation: string): void => outage.check(`${container.name}.${operation}`);
-  return {
-    name: container.name,
-    partitionKeyPath: container.partitionKeyPath,
-    async create(document) {
-      down('create');
-      return container.create(document);
-    },
-    async read(partitionKey, id) {
-      down('read');
-      return container.read(partitionKey, id);
-    },
-    async replace(document, options) {
-      down('replace');
-      return container.replace(document, options);
-    },
-    async upsert(document, options) {
-      down('upsert');
-      return container.upsert(document, options);
-    },
-    async delete(partitionKey, id, options) {
-      down('delete');
-      return container.delete(partitionKey, id, options);
-    },
-    async batch(partitionKey, operations) {
-      down('batch');
-      return container.batch(partitionKey, operations);
-    },
-    async query(spec) {
-      down('query');
-      return container.query(spec);
-    },
-  };
+  return checkedContainer(container, (operation) => outage.check(`${container.name}.${operation}`));
 }
 
 /** Sends to the given queues fail while the outage lasts; nothing of a failed send is accepted. */

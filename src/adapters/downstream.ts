@@ -1,5 +1,5 @@
 /**
- * Built-in downstream services on the document store, with the business rules of CONTRACTS 2:
+ * Built-in downstream services on the document store, with the business rules of docs/saga.md:
  * stock per sku from a catalog, a credit limit per charge, two carriers with a capacity each.
  * Stock lives in its own container (partition `/sku`): a reservation spans partitions, so it cannot
  * be one transaction; each sku's hold is keyed by order instead, which makes every write repeatable.

@@ -1,5 +1,5 @@
 /**
- * Every app setting the code reads, read once at start, typed and validated (DESIGN decision 8).
+ * Every app setting the code reads, read once at start, typed and validated (docs/architecture.md decision 8).
  * A missing or malformed setting fails with a ConfigurationError that names it.
  */
 import { ConfigurationError } from '../domain/errors';

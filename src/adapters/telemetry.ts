@@ -1,5 +1,5 @@
 /**
- * The Telemetry port: Application Insights on Azure when its connection string is set (DESIGN
+ * The Telemetry port: Application Insights on Azure when its connection string is set (docs/architecture.md
  * decision 6), a recording one in the embedded runtime whose counts feed the run's report.
  */
 import type { TokenCredential } from '@azure/identity';

@@ -1,4 +1,4 @@
-/** The bench's targets (CONTRACTS 4), evaluated on the rows: PASS or FAIL with the numbers. */
+/** The bench's targets (the README's Performance section), evaluated on the rows: PASS or FAIL with the numbers. */
 import type { BenchRow, BenchTarget } from './results';
 
 export const fixed = (value: number, digits = 2): string => value.toFixed(digits);

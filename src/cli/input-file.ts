@@ -91,7 +91,7 @@ export function parseInputFile(text: string, name: string): InputLine[] {
 
 /**
  * Lines that reuse an earlier line's `messageId` with other content: the ledger queue's duplicate
- * detection (CONTRACTS 1) drops them without a word, so the loader says so. Exact repeats are not
+ * detection (docs/messages.md) drops them without a word, so the loader says so. Exact repeats are not
  * named: dropping them loses nothing.
  */
 export function reusedMessageIds(messages: readonly InputLine[]): string[] {

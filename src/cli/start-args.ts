@@ -1,4 +1,4 @@
-/** `npm start` flags (CONTRACTS 3): one table that parses them and writes `--help`. */
+/** `npm start` flags (docs/cli.md): one table that parses them and writes `--help`. */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DEFAULTS } from '../adapters/settings';

@@ -1,5 +1,5 @@
 /**
- * `npm start`: runs the whole pipeline on the embedded runtime (CONTRACTS 3). Exit code 0 when the
+ * `npm start`: runs the whole pipeline on the embedded runtime (docs/cli.md). Exit code 0 when the
  * run completed, whatever the input held; 2 with a message when it could not run.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

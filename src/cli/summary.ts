@@ -11,7 +11,7 @@ import { MAX_CELL_WIDTH, textTable } from './text-table';
 export const FULL_TABLE_MAX_ORDERS = 20;
 export const ATTENTION_SHOWN = 10;
 
-/** The per-entry account of CONTRACTS 3 (`stats.account`), when the report has one. */
+/** The per-entry account of docs/cli.md (`stats.account`), when the report has one. */
 export interface EntryAccount {
   entries: number;
   applied: number;

@@ -62,7 +62,7 @@ export const sha256Hex: (text: string) => string =
     : (text) => createHash('sha256').update(text).digest('hex');
 
 /**
- * The `messageId` an entry travels under on `order-transactions` (CONTRACTS 1.1). The digest is in
+ * The `messageId` an entry travels under on `order-transactions` (docs/messages.md (the ledger message)). The digest is in
  * it so that the broker's duplicate detection never silently drops a reused id with new content.
  */
 export function entryMessageId(transactionId: string, digest: string): string {

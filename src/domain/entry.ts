@@ -1,4 +1,4 @@
-/** Ledger messages and their entries (CONTRACTS 1.1, 1.2): types and validation from unknown input. */
+/** Ledger messages and their entries (docs/messages.md (the ledger message), 1.2): types and validation from unknown input. */
 import { ownValue } from './records';
 
 export const ENTRY_TYPES = [
@@ -305,7 +305,7 @@ export function parseLedgerMessage(body: unknown): Validation<LedgerBatch> {
   if (!Array.isArray(value.entries)) {
     return { ok: false, problems: [`entries must be an array, got ${shown(value.entries)}`] };
   }
-  // CONTRACTS 1.3: a batch needs a batchId with the rules of transactionId, else it is parked whole.
+  // docs/messages.md (the order of checks): a batch needs a batchId with the rules of transactionId, else it is parked whole.
   const problems: Problems = [];
   const batchId = nonEmptyString(value.batchId, 'batchId', problems, MAX_ID_LENGTH);
   if (batchId === undefined) return { ok: false, problems };

@@ -1,5 +1,5 @@
 /**
- * The order aggregate (CONTRACTS 1.3, 1.4): from the stored state, an incoming entry message and its
+ * The order aggregate (docs/messages.md (the order of checks), 1.4): from the stored state, an incoming entry message and its
  * session, decide what happens and compute the new state. Pure: the caller carries the decision out.
  */
 import { describeProblems, parseEntryMessage, type Entry } from './entry';
@@ -119,7 +119,7 @@ export function waitingFor(state: OrderState): number | null {
 export type ParkDecision = Extract<Decision, { kind: 'park' }>;
 
 /**
- * Checks 1 and 2 of CONTRACTS 1.3, which need no stored state: is the message a valid entry, and
+ * Checks 1 and 2 of docs/messages.md (the order of checks), which need no stored state: is the message a valid entry, and
  * did it arrive in its order's session? Lets the caller skip loading state for a message it parks.
  */
 export function admit(
@@ -147,7 +147,7 @@ export function admit(
 }
 
 /**
- * Decides the fate of one message on `order-transactions`, in the order of checks of CONTRACTS 1.3.
+ * Decides the fate of one message on `order-transactions`, in the order of checks of docs/messages.md (the order of checks).
  * `state` is the stored state of the message's order, or undefined when it has none yet.
  */
 export function decide(state: OrderState | undefined, message: IncomingMessage): Decision {
@@ -163,7 +163,7 @@ export function decide(state: OrderState | undefined, message: IncomingMessage):
   );
 }
 
-/** Checks 3 to 6 of CONTRACTS 1.3 for a valid entry already known to be in its own session. */
+/** Checks 3 to 6 of docs/messages.md (the order of checks) for a valid entry already known to be in its own session. */
 export function decideEntry(
   state: OrderState,
   entry: Entry,

@@ -1,5 +1,5 @@
 /**
- * The fulfillment saga as data (CONTRACTS 2), written once: `SAGA` below is the only place that
+ * The fulfillment saga as data (docs/saga.md), written once: `SAGA` below is the only place that
  * says which steps there are and in what order, what undoes each, which failures of each are
  * permanent, the order compensations run in, and where the point of no return is. Everything else
  * here, and every caller (the orchestration, the activities, the API), derives from it.
@@ -176,7 +176,7 @@ export function oneLine(text: string, max: number = MAX_REASON_LENGTH): string {
   return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
 }
 
-/** How a step's failure reads in the saga's reason: permanent, or its retries ran out (CONTRACTS 3). */
+/** How a step's failure reads in the saga's reason: permanent, or its retries ran out (docs/cli.md). */
 export function failureReason(
   step: OperationName,
   failure: { retriesRanOut: boolean; attempts: number; message: string },

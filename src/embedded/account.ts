@@ -1,5 +1,5 @@
 /**
- * `stats.account` of the run report (CONTRACTS 3): every entry of the input accounted for once.
+ * `stats.account` of the run report (docs/cli.md): every entry of the input accounted for once.
  * Built at the end from what the input was and what the store and the broker hold, not from
  * counters bumped along the way, so that redeliveries, retries and faults cannot make it drift:
  * an entry is `applied`, `parked` (any reason, `rejected` included) or `buffered` by its order's

@@ -1,5 +1,5 @@
 /**
- * Seeded fault injection for the embedded runtime (CONTRACTS 3, `--faults`). Every draw comes
+ * Seeded fault injection for the embedded runtime (docs/cli.md, `--faults`). Every draw comes
  * from one seeded generator per fault, so a run with the same seed and input injects the same faults.
  */
 import { createHash } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Seeded outages for the embedded runtime (CONTRACTS 3, `--faults storeOutage=SECONDS,...`): a
+ * Seeded outages for the embedded runtime (docs/cli.md, `--faults storeOutage=SECONDS,...`): a
  * dependency that fails every call with a retryable error for that long, as Cosmos DB answers 503
  * or 429 and Service Bus `ServiceBusy`/`ServiceTimeout` while a region or a partition is down.
  * The outage begins at a seeded call to the dependency (the moment), and lasts by the app's clock.

@@ -1,5 +1,5 @@
 /**
- * The three queues of CONTRACTS 1 on the embedded broker, with the flags the Bicep gives them
+ * The three queues of docs/messages.md on the embedded broker, with the flags the Bicep gives them
  * (QUEUE_FLAGS, held equal to bicep/modules/servicebus.bicep by the consistency test), and the one
  * way a ledger message goes in. The app, the bench's naive pipeline and the tests set up through here.
  */

@@ -1,4 +1,4 @@
-/** The run report of CONTRACTS 3, built from what the embedded store and broker hold at the end. */
+/** The run report of docs/cli.md, built from what the embedded store and broker hold at the end. */
 import { compareText } from '../domain/compare';
 import { waitingFor, type OrderLine } from '../domain/order';
 import type { SagaStatus } from '../domain/saga';
@@ -50,7 +50,7 @@ export interface ReportStats {
   ledgerMessagesParkedWhole: number;
   /** Deliveries past the first, on every queue: abandoned, lock expired, redelivered by a fault. */
   redeliveries: number;
-  /** Every entry of the input once (CONTRACTS 3); the five outcomes add up to `entries`. */
+  /** Every entry of the input once (docs/cli.md); the five outcomes add up to `entries`. */
   account: EntryAccount;
   /** Entries that took effect and were also dead-lettered: 0, or something ended two ways. */
   entriesWithTwoOutcomes: number;

@@ -1,5 +1,5 @@
 /**
- * The fulfillment saga on Durable Functions (CONTRACTS 2). The flow reads top to bottom: each step
+ * The fulfillment saga on Durable Functions (docs/saga.md). The flow reads top to bottom: each step
  * that completes adds its compensation; a step refused for good, or a client's cancel, runs the
  * compensations in their stages; a compensation that keeps failing waits for a person. The point
  * of no return (`SAGA` in domain/saga.ts) is never undone: it recovers forward, and a cancel that

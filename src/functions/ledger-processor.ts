@@ -22,7 +22,7 @@ export function ledgerProcessor(
     connection: SERVICE_BUS_CONNECTION,
     isSessionsEnabled: true,
     handler: async (body, context) => {
-      // A batch's messageId is its batchId (CONTRACTS 1): the body's copy survives the worker's conversion.
+      // A batch's messageId is its batchId (docs/messages.md): the body's copy survives the worker's conversion.
       const message = deliveredMessage(body, context, { messageId: 'batchId' });
       const outcome = await rideOut(
         backoff,

@@ -64,7 +64,7 @@ export interface InboxMarker extends Document {
  * The marker is keyed on the entry's business identity, its transactionId and digest (both from the
  * body), not on the messageId it travelled under: a replay or a late re-send under a fresh messageId
  * is still the same entry. For an entry the ledger processor sent, the key is its messageId
- * (CONTRACTS 1.1), so markers written before this keying still match.
+ * (docs/messages.md (the ledger message)), so markers written before this keying still match.
  */
 /**
  * A transactionId may hold `/ \ ? #`, which Cosmos DB refuses in an item id (document-rules): such a

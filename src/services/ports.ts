@@ -4,7 +4,7 @@
  */
 
 // ---------------------------------------------------------------------------------------------
-// Document store: Cosmos-shaped, so the 409 / 412 / batch logic is written once (DESIGN decision 4).
+// Document store: Cosmos-shaped, so the 409 / 412 / batch logic is written once (docs/architecture.md decision 4).
 // Expected outcomes (201, 409, 412, 404) are returned as status codes, as Cosmos reports them;
 // failures throw TransientError (throttling, timeouts, unavailability) or PermanentError.
 // ---------------------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ export type TelemetryProperties = Record<string, string | number | boolean | nul
 export type TraceLevel = 'information' | 'warning' | 'error';
 
 /**
- * Structured telemetry (DESIGN decision 6): traces carry orderId, messageId, sessionId,
+ * Structured telemetry (docs/architecture.md decision 6): traces carry orderId, messageId, sessionId,
  * correlationId and sequence as properties, so they can be queried, not parsed out of text.
  */
 export interface Telemetry {

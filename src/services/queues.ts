@@ -1,4 +1,4 @@
-/** Queue names of CONTRACTS 1; the Bicep and the consistency test use the same ones. */
+/** Queue names of docs/messages.md; the Bicep and the consistency test use the same ones. */
 export const QUEUE = {
   ledger: 'ledger',
   orderTransactions: 'order-transactions',

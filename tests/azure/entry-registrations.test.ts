@@ -61,7 +61,7 @@ describe('the Azure entry point and the embedded app', () => {
       expect({ name, bindings: embedded.get(name) }).toEqual({ name, bindings });
   });
 
-  it('have the triggers of CONTRACTS 1 and the HTTP API, as the embedded host reads them', () => {
+  it('have the triggers of docs/messages.md and the HTTP API, as the embedded host reads them', () => {
     const queues = queueFunctionsOf(azure).map(({ name, queueName, connection, isSessionsEnabled }) => ({
       name,
       queueName,

@@ -7,7 +7,7 @@ import { ConfigurationError } from '../../src/domain/errors';
 import { loadEntry, SETTINGS } from '../support/azure-entry';
 
 describe('src/functions/index.ts', () => {
-  it('registers every function once, with the trigger options of CONTRACTS 1 and the durable client', () => {
+  it('registers every function once, with the trigger options of docs/messages.md and the durable client', () => {
     const { serviceBus, http, orchestrations, activities } = loadEntry(SETTINGS);
 
     const queues = serviceBus.mock.calls.map(([name, options]) => ({

@@ -1,6 +1,6 @@
 /**
  * The Bicep and the code must describe the same app: the settings the code reads are the settings
- * the Function App gets, the queues and the container are the ones of CONTRACTS 1 and DESIGN 3, and
+ * the Function App gets, the queues and the container are the ones of docs/messages.md and docs/architecture.md decision 3, and
  * no key or connection string is anywhere, and the Node version deployed is one the code supports.
  * The real compiler checks the Bicep itself (tests/contract/bicep-compiler.test.ts); these checks
  * are what it cannot know. Each is a small function over the .bicep text; the second half of the
@@ -21,7 +21,7 @@ import {
 const ROOT = join(__dirname, '..', '..');
 const BICEP_DIR = join(ROOT, 'bicep');
 
-/** What CONTRACTS 1 says of each queue; a flag it leaves open is not checked. */
+/** What docs/messages.md says of each queue; a flag it leaves open is not checked. */
 interface QueueContract {
   requiresSession: boolean;
   requiresDuplicateDetection?: boolean;
@@ -243,7 +243,7 @@ function checkAppSettings(files: readonly BicepFile[], settingNames: readonly st
   return problems;
 }
 
-/** (b) Every queue of the code exists with the flags of CONTRACTS 1, and none is partitioned. */
+/** (b) Every queue of the code exists with the flags of docs/messages.md, and none is partitioned. */
 function checkQueues(
   files: readonly BicepFile[],
   contract: Readonly<Record<string, QueueContract>>,
@@ -266,7 +266,7 @@ function checkQueues(
     const session = booleanProperty(body, 'requiresSession') ?? false;
     if (expected !== undefined && session !== expected.requiresSession) {
       problems.push(
-        `queue ${name}: requiresSession is ${session}, CONTRACTS 1 says ${expected.requiresSession}`,
+        `queue ${name}: requiresSession is ${session}, docs/messages.md says ${expected.requiresSession}`,
       );
     }
     const duplicates = booleanProperty(body, 'requiresDuplicateDetection') ?? false;
@@ -275,7 +275,7 @@ function checkQueues(
       duplicates !== expected.requiresDuplicateDetection
     ) {
       problems.push(
-        `queue ${name}: requiresDuplicateDetection is ${duplicates}, CONTRACTS 1 says ${expected.requiresDuplicateDetection}`,
+        `queue ${name}: requiresDuplicateDetection is ${duplicates}, docs/messages.md says ${expected.requiresDuplicateDetection}`,
       );
     }
     if (booleanProperty(body, 'enablePartitioning') === true) {
@@ -496,7 +496,7 @@ describe('the Bicep agrees with the code', () => {
     expect(checkAppSettings(TEMPLATES, SETTING_NAMES)).toEqual([]);
   });
 
-  it('(b) declares the queues of CONTRACTS 1 with their flags, unpartitioned', () => {
+  it('(b) declares the queues of docs/messages.md with their flags, unpartitioned', () => {
     expect(checkQueues(TEMPLATES, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([]);
   });
 
@@ -507,7 +507,7 @@ describe('the Bicep agrees with the code', () => {
       parked: { requiresSession: false, requiresDuplicateDetection: false },
     };
     expect(checkQueues(TEMPLATES, parkedWithoutDuplicates, QUEUE_NAMES)).toEqual([
-      'queue parked: requiresDuplicateDetection is true, CONTRACTS 1 says false',
+      'queue parked: requiresDuplicateDetection is true, docs/messages.md says false',
     ]);
   });
 
@@ -595,7 +595,7 @@ describe('each check fails when one side changes', () => {
       replaceAfter(text, "name: 'order-transactions'", 'requiresSession: true', 'requiresSession: false'),
     );
     expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
-      'queue order-transactions: requiresSession is false, CONTRACTS 1 says true',
+      'queue order-transactions: requiresSession is false, docs/messages.md says true',
     ]);
   });
 
@@ -604,7 +604,7 @@ describe('each check fails when one side changes', () => {
       replaceAfter(text, "name: 'parked'", 'requiresSession: false', 'requiresSession: true'),
     );
     expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
-      'queue parked: requiresSession is true, CONTRACTS 1 says false',
+      'queue parked: requiresSession is true, docs/messages.md says false',
     ]);
   });
 
@@ -613,7 +613,7 @@ describe('each check fails when one side changes', () => {
       replaceAfter(text, "name: 'order-transactions'", 'requiresDuplicateDetection: true', ''),
     );
     expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
-      'queue order-transactions: requiresDuplicateDetection is false, CONTRACTS 1 says true',
+      'queue order-transactions: requiresDuplicateDetection is false, docs/messages.md says true',
     ]);
   });
 

@@ -1,5 +1,5 @@
 /**
- * One contract for the document store port (DESIGN decision 4), run against every implementation:
+ * One contract for the document store port (docs/architecture.md decision 4), run against every implementation:
  * the embedded container, and the `@azure/cosmos` adapter talking the real Cosmos REST protocol to
  * `@vercel/cosmosdb-server` on 127.0.0.1. What that server cannot do is skipped there, with the reason
  * in the test name; the embedded store still runs those tests.

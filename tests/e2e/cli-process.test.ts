@@ -1,5 +1,5 @@
 /**
- * `npm start` as its own process, with its output redirected to a file (CONTRACTS 3): the process
+ * `npm start` as its own process, with its output redirected to a file (docs/cli.md): the process
  * never exits before the run is done. A retry backoff can be all a run waits for; if the durable
  * clock's timers did not hold the event loop, Node would exit 0 mid-run with nothing printed and
  * no report.

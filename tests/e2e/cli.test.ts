@@ -1,4 +1,4 @@
-/** The `npm start` command (CONTRACTS 3), through `main` as the CLI entry point calls it. */
+/** The `npm start` command (docs/cli.md), through `main` as the CLI entry point calls it. */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/start';
@@ -40,7 +40,7 @@ describe('npm start (main)', () => {
         'redeliveries',
       ].sort(),
     );
-    // The worked example of CONTRACTS 1.1 is O-17 of the sample.
+    // The worked example of docs/messages.md (the ledger message) is O-17 of the sample.
     expect(report.orders.find((order) => order.orderId === 'O-17')).toMatchObject({
       status: 'submitted',
       customerId: 'C-9',
@@ -358,7 +358,7 @@ describe('npm start (main)', () => {
       ['X-3', 'invalid'],
       ['X-4', 'invalid'],
       ['X-6', 'invalid'],
-      // Entry parks are named by their content (CONTRACTS 1.3), and sort after the batch ids.
+      // Entry parks are named by their content (docs/messages.md (the order of checks)), and sort after the batch ids.
       ...[
         [parkIdFor('invalid', { transactionId: 'T-1' }), 'invalid'],
         [parkIdFor('invalid', 7), 'invalid'],

@@ -1,5 +1,5 @@
 /**
- * Sequential convoy and idempotent consumer, end to end (CONTRACTS 1): ledger batches through the
+ * Sequential convoy and idempotent consumer, end to end (docs/messages.md): ledger batches through the
  * embedded broker and Functions host, the real function definitions, the embedded document store.
  */
 import { HANDLER_BACKOFF, type Backoff } from '../../src/services/backoff';
@@ -259,7 +259,7 @@ describe('idempotent consumer: two consumers racing on copies of one message', (
   });
 });
 
-describe('each outcome of CONTRACTS 1.3, end to end', () => {
+describe('each outcome of docs/messages.md (the order of checks), end to end', () => {
   const a1 = created('O-A', 'T-A1');
   const a2 = added('O-A', 'T-A2', 2, 2, 1250);
   const a3 = added('O-A', 'T-A3', 3, 1, 999, true);

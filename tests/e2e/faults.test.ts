@@ -1,5 +1,5 @@
 /**
- * CONTRACTS 3: with any of the faults the orders and the parked list equal those of the run without
+ * docs/cli.md: with any of the faults the orders and the parked list equal those of the run without
  * them (for `reorder`, on input where no two entries compete for one slot or transactionId).
  */
 import { readFileSync } from 'node:fs';

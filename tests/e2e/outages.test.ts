@@ -1,5 +1,5 @@
 /**
- * CONTRACTS 3, outages: with a dependency down for a minute and more (`storeOutage`, `sendOutage`,
+ * docs/cli.md, outages: with a dependency down for a minute and more (`storeOutage`, `sendOutage`,
  * `durableOutage`), alone or with every other fault, the run ends as the run without faults, and
  * nothing is dead-lettered. The convoy's clock runs 1000 times faster than real time, so the
  * 90-second outages and the handlers' backoff take milliseconds.

@@ -1,5 +1,5 @@
 /**
- * The saga under seeded activity faults (CONTRACTS 3, issue 13): with `activityTransient` and
+ * The saga under seeded activity faults (docs/cli.md, issue 13): with `activityTransient` and
  * `activityResultLost`, every saga ends with the outcome, the charges, the refunds and the stock of
  * the fault-free run, and one seed gives one run.
  */

@@ -1,5 +1,5 @@
 /**
- * The fulfillment saga end to end (CONTRACTS 2): submitted orders run `fulfillOrder` on the embedded
+ * The fulfillment saga end to end (docs/saga.md): submitted orders run `fulfillOrder` on the embedded
  * durable driver over the real durable-functions SDK, on virtual time, against the built-in
  * downstream services on the embedded store.
  */

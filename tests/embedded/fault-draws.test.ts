@@ -1,5 +1,5 @@
 /**
- * Seeded faults drawn per thing, not per turn (CONTRACTS 3: the same input, seed and faults give the
+ * Seeded faults drawn per thing, not per turn (docs/cli.md: the same input, seed and faults give the
  * same report): which message the duplicate fault delivers again does not depend on the order the
  * messages were completed in, as it does not across concurrent sessions.
  */

@@ -1,4 +1,4 @@
-/** The built-in downstream services (src/adapters/downstream.ts) against the rules of CONTRACTS 2. */
+/** The built-in downstream services (src/adapters/downstream.ts) against the rules of docs/saga.md. */
 import { PermanentError } from '../../src/domain/errors';
 import { StepFailedError, type StepFailureCode } from '../../src/domain/saga';
 import { CATALOG, CREDIT_LIMIT, line, recordsOfKind, stockOf, world, type World } from '../support/saga';

@@ -293,14 +293,14 @@ describe('cancelOrder', () => {
       expect(second.status).toBe(200);
       expect(second.body.message).toEqual(expect.stringContaining('already requested'));
       expect(h.orchestrations.events).toHaveLength(eventsAfterFirst);
-      // Starting cancel-<orderId> again would be a no-op (CONTRACTS 2); a second start is what must not happen.
+      // Starting cancel-<orderId> again would be a no-op (docs/saga.md); a second start is what must not happen.
       expect(h.orchestrations.started.filter((s) => s.started)).toHaveLength(startsAfterFirst);
       expect((await readSagaRecord(h.w.orders, 'O-1'))?.cancel).toEqual(recorded);
     },
   );
 
   // A client whose cancel failed (a 5xx) tries again. The cancel is recorded before it is delivered,
-  // so the retry must still deliver it, or CONTRACTS 2 is broken: a confirmed order's recorded
+  // so the retry must still deliver it, or docs/saga.md is broken: a confirmed order's recorded
   // compensations never run, and a running saga confirms and keeps a fee instead of compensating.
   it('a cancel of a completed saga whose start failed is started when the client retries', async () => {
     const h = harness();

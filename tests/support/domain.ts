@@ -60,7 +60,7 @@ export function rawDeleted(sequence: number, transactionId: string, extra: Raw =
   return { transactionId, orderId: ORDER_ID, sequence, type: 'OrderDeleted', ...extra };
 }
 
-/** The messageId the ledger processor gives a valid entry (CONTRACTS 1.1); a fixed one for an invalid body. */
+/** The messageId the ledger processor gives a valid entry (docs/messages.md (the ledger message)); a fixed one for an invalid body. */
 export function messageIdOf(raw: unknown): string {
   const validation = validateEntry(raw);
   if (!validation.ok) return 'invalid-message';

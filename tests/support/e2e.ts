@@ -78,7 +78,7 @@ export function deleted(orderId: string, transactionId: string, sequence: number
   return { transactionId, orderId, sequence, type: 'OrderDeleted', data: { reason: 'changed mind' } };
 }
 
-/** The `messageId` an entry travels under on `order-transactions` (CONTRACTS 1.1). */
+/** The `messageId` an entry travels under on `order-transactions` (docs/messages.md (the ledger message)). */
 /** The messageId the ledger processor gives an entry: one definition, in the domain tests' support. */
 export { messageIdOf };
 

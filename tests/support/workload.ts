@@ -1,5 +1,5 @@
 /**
- * A deterministic ledger workload for the fault comparisons (CONTRACTS 3): N orders of K entries
+ * A deterministic ledger workload for the fault comparisons (docs/cli.md): N orders of K entries
  * interleaved across ledger batches, with exact duplicates, invalid entries, an invalid batch, a gap
  * that never fills and every kind of rejection. With `competing`, it adds a digest-mismatch and a
  * sequence-conflict: entries whose fate depends on which copy arrives first, so not for `reorder`.

@@ -1,5 +1,5 @@
 /**
- * The domain imports nothing from Azure, does no I/O and depends on nothing outside itself (DESIGN,
+ * The domain imports nothing from Azure, does no I/O and depends on nothing outside itself (docs/architecture.md,
  * Layers). ESLint says so too; this test holds even when the lint config changes.
  */
 import { readdirSync, readFileSync } from 'node:fs';

@@ -498,7 +498,7 @@ describe('parseLedgerMessage', () => {
   });
 
   it('parks whole a batch without a batchId, or with one over 100 characters', () => {
-    // CONTRACTS 1.3: no batchId, parked whole (it used to fall back to the messageId).
+    // docs/messages.md (the order of checks): no batchId, parked whole (it used to fall back to the messageId).
     expect(problemsOf(parseLedgerMessage({ entries }))).toEqual([
       'batchId must be a non-empty string, got nothing',
     ]);

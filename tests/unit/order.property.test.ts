@@ -90,7 +90,7 @@ interface Reference {
   submits: boolean;
 }
 
-/** The order written by hand: each entry applied once, in sequence order, by the rules of CONTRACTS 1.3/1.4. */
+/** The order written by hand: each entry applied once, in sequence order, by the rules of docs/messages.md (the order of checks)/1.4. */
 function reference(entries: readonly Entry[]): Reference {
   let status: OrderStatus = 'pending';
   let customerId = '';

@@ -25,7 +25,7 @@ function normalised(stages: CompensationName[][]): CompensationName[][] {
 }
 
 describe('SAGA', () => {
-  it('is the table of CONTRACTS 2: steps in order, their compensations and stages, refusals, the point of no return', () => {
+  it('is the table of docs/saga.md: steps in order, their compensations and stages, refusals, the point of no return', () => {
     expect(SAGA).toEqual([
       {
         step: 'reserveInventory',

@@ -1,5 +1,5 @@
 /**
- * The document store port on `@azure/cosmos` 4.9 (DESIGN decision 4). Expected outcomes (404, 409, 412)
+ * The document store port on `@azure/cosmos` 4.9 (docs/architecture.md decision 4). Expected outcomes (404, 409, 412)
  * become result shapes; failures become TransientError or PermanentError so the caller knows whether
  * trying again can help. Documents come back with `_etag` and `_ts` only, like the embedded store's.
  */
@@ -50,7 +50,7 @@ import { ownValue } from '../../domain/records';
 export interface CosmosClientSettings {
   /** `https://<account>.documents.azure.com:443/`, or the test server's address. */
   endpoint: string;
-  /** Production: `DefaultAzureCredential` (DESIGN decision 7). */
+  /** Production: `DefaultAzureCredential` (docs/architecture.md decision 7). */
   credential?: TokenCredential;
   /** Tests only: the emulator's well-known key. */
   key?: string;

@@ -1,5 +1,5 @@
 /**
- * The MessageSender port on `@azure/service-bus` (DESIGN decision 1): the Functions output binding
+ * The MessageSender port on `@azure/service-bus` (docs/architecture.md decision 1): the Functions output binding
  * cannot set messageId or sessionId. Messages are packed in order into as few batches as the
  * namespace's size limit allows. Mixed session ids in one batch are fine on the non-partitioned
  * queues the Bicep creates; a partitioned queue would need one batch per session.

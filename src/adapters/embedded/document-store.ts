@@ -1,5 +1,5 @@
 /**
- * An in-memory document store with Cosmos semantics (DESIGN decision 4): 409 on a duplicate id in a
+ * An in-memory document store with Cosmos semantics (docs/architecture.md decision 4): 409 on a duplicate id in a
  * partition, 412 on a stale etag, 404 on a missing document, all-or-nothing transactional batches of
  * at most MAX_BATCH_OPERATIONS operations, and TTL. The embedded runtime and the tests use it where
  * production uses `@azure/cosmos`; the contract suite holds both to the same behaviour.

@@ -1,6 +1,6 @@
 /**
  * The embedded Service Bus broker: queues with sessions, duplicate detection, peek-lock delivery,
- * lock expiry and dead-lettering, with the semantics of CONTRACTS section 1. Locally and in tests the
+ * lock expiry and dead-lettering, with the semantics of docs/messages.md. Locally and in tests the
  * app runs on it; on Azure the real Service Bus does this. Everything is in memory and synchronous
  * except `send`, which is async because the `MessageSender` port is.
  *

@@ -1,6 +1,6 @@
 /**
  * What the embedded Service Bus broker shows the outside: its options, the messages receivers get,
- * the settlement errors, and the broker and session-receiver interfaces (CONTRACTS section 1).
+ * the settlement errors, and the broker and session-receiver interfaces (docs/messages.md).
  */
 import { TransientError } from '../../domain/errors';
 import type { ApplicationProperties, MessageSender, OutgoingMessage } from '../../services/ports';

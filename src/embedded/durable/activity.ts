@@ -19,7 +19,7 @@ export type ActivityOutcome =
   | { ok: true; resultJson: string }
   | { ok: false; reason: string; details: string; failureDetails?: FailureDetailsPayload };
 
-/** Seeded activity faults (CONTRACTS 3, `--faults`). */
+/** Seeded activity faults (docs/cli.md, `--faults`). */
 export interface ActivityFaults {
   /** Probability that an invocation fails with a retryable error before its handler runs. */
   activityTransient?: number;

@@ -1,5 +1,5 @@
 /**
- * The embedded Durable Functions runtime (DESIGN decision 5): runs orchestrations written for the
+ * The embedded Durable Functions runtime (docs/architecture.md decision 5): runs orchestrations written for the
  * real `durable-functions` SDK as the Durable extension does, without a host. Each episode hands the
  * SDK's own orchestrator function the instance history, reads the actions it returns (cumulative:
  * only the new ones are carried out, see durable-episode), runs activities and timers, and appends

@@ -22,7 +22,7 @@ export interface LedgerOutcome {
   parked: number;
 }
 
-/** The message an entry travels in (CONTRACTS 1.1). */
+/** The message an entry travels in (docs/messages.md (the ledger message)). */
 export function entryMessage(entry: Entry, batchId: string, correlationId: string): OutgoingMessage {
   return {
     messageId: entryMessageId(entry.transactionId, entryDigest(entry)),

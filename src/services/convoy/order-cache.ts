@@ -1,6 +1,6 @@
 /**
  * The orders a consumer process has written or read lately, so that a session's next entry needs
- * no read (DESIGN decision 3). Safe because every write carries the cached etag: a stale entry fails
+ * no read (docs/architecture.md decision 3). Safe because every write carries the cached etag: a stale entry fails
  * with 412 and is reloaded, and a stale entry can only lack transactions, never invent a duplicate.
  */
 import type { Stored } from '../ports';

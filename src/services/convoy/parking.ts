@@ -1,6 +1,6 @@
 /**
  * Moving a message that can never succeed aside, so it neither burns retries nor stalls its session
- * (DESIGN decision 2). The parked copy keeps body, messageId, correlation and application properties,
+ * (docs/architecture.md decision 2). The parked copy keeps body, messageId, correlation and application properties,
  * and records where it came from so an operator can replay it into the same queue and session.
  */
 import { canonicalJson, sha256Hex } from '../../domain/digest';

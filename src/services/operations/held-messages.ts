@@ -22,7 +22,7 @@ const PARK_ONLY_PROPERTIES: readonly string[] = [
   PARK_PROPERTY.sessionId,
 ];
 
-/** Queues whose messages must carry a sessionId (CONTRACTS 1). */
+/** Queues whose messages must carry a sessionId (docs/messages.md). */
 const SESSION_QUEUES: readonly string[] = [QUEUE.ledger, QUEUE.orderTransactions];
 
 function text(value: string | number | boolean | undefined): string | null {
@@ -67,7 +67,7 @@ const MAX_MESSAGE_ID_LENGTH = 128;
 
 /**
  * The messageId an entry's replay travels under on `order-transactions`: fresh, so that the queue's
- * duplicate detection (CONTRACTS 1: 1 hour in the Bicep) does not drop it as the copy it is, and a
+ * duplicate detection (docs/messages.md: 1 hour in the Bicep) does not drop it as the copy it is, and a
  * replay works at once. The consumer still knows the entry, by its business identity (transactionId
  * and digest, the inbox marker's key). One id per held copy (`d` dead-lettered, `p` parked, and its
  * sequence number), so a replay sent twice is still one message.

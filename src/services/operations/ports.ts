@@ -1,5 +1,5 @@
 /**
- * What an operator does with the messages the pipeline set aside (CONTRACTS 1): list and inspect
+ * What an operator does with the messages the pipeline set aside (docs/messages.md): list and inspect
  * parked and dead-lettered messages, replay one into its queue and session, and see each queue's
  * backlog. Implemented on the embedded broker and on `@azure/service-bus`.
  */

@@ -1,5 +1,5 @@
 /**
- * Replaying a parked or dead-lettered message into its queue and session (CONTRACTS 1), after
+ * Replaying a parked or dead-lettered message into its queue and session (docs/messages.md), after
  * predicting what it would meet there. A replay that would only be parked again, or have no
  * effect, is refused unless forced: the cause has to be fixed first (a new deployment of the
  * validator, an order that now exists...). A replay the broker would drop without a word is
@@ -101,7 +101,7 @@ function predictLedger(held: ParkedMessage | DeadLetteredMessage, message: Outgo
   };
 }
 
-/** CONTRACTS 1.3 against the order as stored now, as `processOrderTransaction` would decide it. */
+/** docs/messages.md (the order of checks) against the order as stored now, as `processOrderTransaction` would decide it. */
 async function predictEntry(orders: DocumentContainer, message: OutgoingMessage): Promise<Prediction> {
   const admitted = admit({
     messageId: message.messageId,

@@ -2,17 +2,45 @@ import { createHash, hash } from 'node:crypto';
 import type { Entry } from './entry';
 import { ownValue } from './records';
 
-/** JSON with object keys sorted at every depth and no whitespace: equal content, equal text. */
+/**
+ * JSON with object keys sorted at every depth and no whitespace: equal content, equal text. Written
+ * with a stack of its own, not recursion: a parked entry is hashed whole, however deep it nests.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const keys = Object.keys(record)
-      .filter((key) => ownValue(record, key) !== undefined)
-      .sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(ownValue(record, key))}`).join(',')}}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  const out: string[] = [];
+  /** What is left to write, last first: a value, or text as it stands. */
+  const work: Array<{ text: string } | { value: unknown }> = [{ value }];
+  for (let item = work.pop(); item !== undefined; item = work.pop()) {
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const current = item.value;
+    if (Array.isArray(current)) {
+      work.push({ text: ']' });
+      for (let i = current.length - 1; i >= 0; i--) {
+        work.push({ value: current[i] });
+        if (i > 0) work.push({ text: ',' });
+      }
+      work.push({ text: '[' });
+    } else if (current !== null && typeof current === 'object') {
+      const record = current as Record<string, unknown>;
+      const keys = Object.keys(record)
+        .filter((key) => ownValue(record, key) !== undefined)
+        .sort();
+      work.push({ text: '}' });
+      for (let i = keys.length - 1; i >= 0; i--) {
+        work.push({ value: ownValue(record, keys[i]) });
+        work.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` });
+      }
+      work.push({ text: '{' });
+    } else {
+      // As Array.prototype.join writes an undefined element: nothing.
+      out.push(JSON.stringify(current) ?? '');
+    }
   }
-  return JSON.stringify(value);
+  return out.join('');
 }
 
 const text = JSON.stringify;

@@ -169,3 +169,18 @@ describe('canonicalEntry, the fast writer for validated entries', () => {
     );
   });
 });
+
+describe('canonicalJson on input nested deeper than the stack', () => {
+  // A parked entry may nest as deep as its ledger message allows (an invalid entry is hashed for
+  // its park id whole); on Node 22 a 4,000-deep one overflowed the recursive version.
+  it('writes 100,000 levels without recursion, as JSON.stringify would with sorted keys', () => {
+    let deep: unknown = { z: 1, a: [true, null, 'x'] };
+    for (let i = 0; i < 100_000; i++) deep = i % 2 === 0 ? { b: deep, a: i } : [deep, i];
+    const text = canonicalJson(deep);
+    expect(text.length).toBeGreaterThan(100_000);
+    expect(text.startsWith('[{"a":99998,"b":[{"a":99996,"b":')).toBe(true);
+    expect(text).toContain('{"a":[true,null,"x"],"z":1}');
+    expect(canonicalJson({ b: [1, { d: 2, c: undefined }], a: 'q' })).toBe('{"a":"q","b":[1,{"d":2}]}');
+    expect(canonicalJson([undefined, 1])).toBe(JSON.stringify([undefined, 1]).replace('null', ''));
+  });
+});

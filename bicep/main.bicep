@@ -148,6 +148,14 @@ var names = {
 var deploymentContainerName = 'app-package'
 // Service Bus private endpoints exist on Premium only.
 var effectiveServiceBusSku = privateNetworking ? 'Premium' : serviceBusSku
+// The largest message a queue takes on each tier: Standard 256 KB; Premium 1 MB, the default of a
+// queue's maxMessageSizeInKilobytes, which modules/servicebus.bicep leaves as is
+// (learn.microsoft.com/azure/service-bus-messaging/service-bus-quotas, "Maximum message size").
+// The app reads it (SERVICE_BUS_MAX_MESSAGE_BYTES) to park an entry that would not fit.
+var maxMessageBytesBySku = {
+  Standard: 262144
+  Premium: 1048576
+}
 var publicNetworkAccess = privateNetworking ? 'Disabled' : 'Enabled'
 
 module identity 'modules/identity.bicep' = {
@@ -287,6 +295,7 @@ module functionApp 'modules/functionapp.bicep' = {
     retryMaxAttempts: retryMaxAttempts
     reviewTimeoutMinutes: reviewTimeoutMinutes
     duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
+    serviceBusMaxMessageBytes: maxMessageBytesBySku[effectiveServiceBusSku]
     virtualNetworkSubnetId: privateNetworking ? network!.outputs.appSubnetId : ''
   }
 }

@@ -43,6 +43,8 @@ param retryMaxAttempts int
 param reviewTimeoutMinutes int
 @description('The queues\' duplicate-detection window, which replay reads from this setting (no Manage right needed).')
 param duplicateDetectionHistoryTimeWindow string
+@description('The queues\' message size limit in bytes, by the Service Bus tier (main.bicep maxMessageBytesBySku).')
+param serviceBusMaxMessageBytes int
 
 @description('Subnet (delegated to Microsoft.App/environments) for VNet integration; empty for none.')
 param virtualNetworkSubnetId string = ''
@@ -201,6 +203,10 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
         {
           name: 'SERVICE_BUS_DUPLICATE_DETECTION_WINDOW'
           value: duplicateDetectionHistoryTimeWindow
+        }
+        {
+          name: 'SERVICE_BUS_MAX_MESSAGE_BYTES'
+          value: string(serviceBusMaxMessageBytes)
         }
       ]
     }

@@ -4,6 +4,7 @@
  */
 import { ConfigurationError } from '../domain/errors';
 import { ownValue, setOwn } from '../domain/records';
+import { DEFAULT_MAX_MESSAGE_BYTES, parseMaxMessageBytes } from '../services/message-size';
 
 export interface RetrySettings {
   firstIntervalMs: number;
@@ -38,6 +39,11 @@ export interface Settings {
    * must respect; a setting, so that replay needs no Manage right to read it from the broker.
    */
   duplicateDetectionWindowMs: number;
+  /**
+   * The queues' message size limit, which depends on the Service Bus tier (src/services/message-size.ts):
+   * the Bicep writes it from its `serviceBusSku`, and the ledger parks an entry that would not fit.
+   */
+  maxMessageBytes: number;
   fulfillment: FulfillmentSettings;
 }
 
@@ -59,6 +65,7 @@ export const SETTING = {
   retryMaxAttempts: 'RETRY_MAX_ATTEMPTS',
   reviewTimeoutMinutes: 'REVIEW_TIMEOUT_MINUTES',
   duplicateDetectionWindow: 'SERVICE_BUS_DUPLICATE_DETECTION_WINDOW',
+  maxMessageBytes: 'SERVICE_BUS_MAX_MESSAGE_BYTES',
 } as const;
 
 export const DEFAULTS = {
@@ -99,6 +106,14 @@ function duplicateWindowMs(env: Readonly<Record<string, string | undefined>>): n
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
+
+function maxMessageBytes(env: Environment): number {
+  const raw = optional(env, SETTING.maxMessageBytes);
+  if (raw === undefined) return DEFAULT_MAX_MESSAGE_BYTES;
+  const parsed = parseMaxMessageBytes(raw);
+  if (!parsed.ok) throw new ConfigurationError(SETTING.maxMessageBytes, parsed.problem);
+  return parsed.value;
+}
 
 function required(env: Environment, name: string): string {
   const value = ownValue(env, name)?.trim();
@@ -233,6 +248,7 @@ export function readSettings(env: Environment): Settings {
     taskHubName: optional(env, SETTING.taskHubName) ?? DEFAULTS.taskHubName,
     applicationInsightsConnectionString: optional(env, SETTING.applicationInsightsConnectionString),
     duplicateDetectionWindowMs: duplicateWindowMs(env),
+    maxMessageBytes: maxMessageBytes(env),
     fulfillment: readFulfillmentSettings(env),
   };
   if (!/^[A-Za-z][A-Za-z0-9]{2,44}$/.test(settings.taskHubName)) {

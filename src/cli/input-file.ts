@@ -1,9 +1,6 @@
 /** The `--input` file of `npm start`: one ledger message a line, each checked before the run. */
-import {
-  estimateMessageBytes,
-  MAX_SERVICE_BUS_ID_LENGTH,
-  STANDARD_TIER_MAX_BATCH_BYTES,
-} from '../embedded/broker/broker';
+import { estimateMessageBytes, MAX_SERVICE_BUS_ID_LENGTH } from '../embedded/broker/broker';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
 import { UsageError } from './flags';
 
 export interface InputLine {
@@ -33,7 +30,7 @@ export function entryCount(body: unknown): number {
  * What the broker would refuse, found before the run with the broker's own measures: an id over
  * Service Bus's length, or a message over the size it accepts (the same estimate and limit it sends with).
  */
-function checkBrokerLimits(where: string, line: Omit<InputLine, 'where'>): void {
+function checkBrokerLimits(where: string, line: Omit<InputLine, 'where'>, maxMessageBytes: number): void {
   for (const field of ['messageId', 'sessionId'] as const) {
     const length = line[field].length;
     if (length > MAX_SERVICE_BUS_ID_LENGTH) {
@@ -43,16 +40,20 @@ function checkBrokerLimits(where: string, line: Omit<InputLine, 'where'>): void 
     }
   }
   const bytes = estimateMessageBytes(line);
-  if (bytes > STANDARD_TIER_MAX_BATCH_BYTES) {
+  if (bytes > maxMessageBytes) {
     throw new UsageError(
       `${where}: message ${line.messageId} is about ${bytes} bytes, over the broker's ` +
-        `${STANDARD_TIER_MAX_BATCH_BYTES}-byte limit per message; split its entries over several ledger messages`,
+        `${maxMessageBytes}-byte limit per message; split its entries over several ledger messages`,
     );
   }
 }
 
 /** One ledger message a line; a line that is not such an object stops the run, naming the line. */
-export function parseInputFile(text: string, name: string): InputLine[] {
+export function parseInputFile(
+  text: string,
+  name: string,
+  maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
+): InputLine[] {
   const messages: InputLine[] = [];
   // A byte-order mark opens many files saved on Windows; JSON allows none, so it is read past here.
   const content = text.startsWith('\ufeff') ? text.slice(1) : text;
@@ -83,7 +84,7 @@ export function parseInputFile(text: string, name: string): InputLine[] {
       sessionId: (record.sessionId as string | undefined) ?? 'main',
       body: record.body,
     };
-    checkBrokerLimits(where, message);
+    checkBrokerLimits(where, message, maxMessageBytes);
     messages.push({ where, ...message });
   });
   return messages;

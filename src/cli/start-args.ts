@@ -2,6 +2,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DEFAULTS } from '../adapters/settings';
+import { DEFAULT_MAX_MESSAGE_BYTES, parseMaxMessageBytes } from '../services/message-size';
 import { EMBEDDED_DEFAULTS } from '../embedded/app';
 import { FAULT_NAMES, OUTAGE_NAMES, parseFaults, type FaultSpec } from '../embedded/faults';
 import { flagHelp, integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
@@ -26,6 +27,7 @@ export interface CliOptions {
   sessionIdleMs: number;
   catalog: string | undefined;
   creditLimit: number | undefined;
+  maxMessageBytes: number;
   quiet: boolean;
 }
 
@@ -87,6 +89,14 @@ export const START_FLAGS: readonly FlagSpec[] = [
     default: String(DEFAULTS.creditLimit),
   },
   {
+    name: 'max-message-bytes',
+    value: 'N',
+    meaning:
+      "the queues' message size limit, as SERVICE_BUS_MAX_MESSAGE_BYTES on Azure: 262144 on Standard, " +
+      '1048576 by default on Premium',
+    default: String(DEFAULT_MAX_MESSAGE_BYTES),
+  },
+  {
     name: 'quiet',
     meaning: 'print nothing but errors and warnings of input the broker would drop',
     default: 'off',
@@ -146,6 +156,13 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
       throw new UsageError((error as Error).message);
     }
   }
+  let maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES;
+  const maxMessageBytesRaw = stringFlag(parsed, 'max-message-bytes');
+  if (maxMessageBytesRaw !== undefined) {
+    const limit = parseMaxMessageBytes(maxMessageBytesRaw);
+    if (!limit.ok) throw new UsageError(`--max-message-bytes ${limit.problem}`);
+    maxMessageBytes = limit.value;
+  }
   const options: CliOptions = {
     help: parsed.values.has('help'),
     input: stringFlag(parsed, 'input'),
@@ -157,6 +174,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     sessionIdleMs: integer('session-idle-ms', 0) ?? START_SESSION_IDLE_MS,
     catalog: stringFlag(parsed, 'catalog'),
     creditLimit: integer('credit-limit', 0),
+    maxMessageBytes,
     quiet: parsed.values.has('quiet'),
   };
   if (options.help) return options;

@@ -54,7 +54,11 @@ function loadInput(options: CliOptions): {
       throw error;
     }
   }
-  return { name: inputPath, messages: parseInputFile(readText(inputPath, '--input'), inputPath), catalog };
+  return {
+    name: inputPath,
+    messages: parseInputFile(readText(inputPath, '--input'), inputPath, options.maxMessageBytes),
+    catalog,
+  };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -92,6 +96,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     maxConcurrentSessions: options.maxConcurrentSessions,
     catalog: input.catalog,
     creditLimit: options.creditLimit,
+    maxMessageBytes: options.maxMessageBytes,
     sessionIdleTimeoutMs: options.sessionIdleMs,
     // A minute after a saga was created, a redelivered submission is long settled: its history can go.
     purgeFinishedAfterMs: 60_000,

@@ -56,6 +56,7 @@ import {
   type AppClock,
   type Outage,
 } from './outages';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
 import { HANDLER_BACKOFF, type Backoff, type BackoffPolicy } from '../services/backoff';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
 import { createAppQueues, sendLedger, type LedgerInput } from './queues';
@@ -70,6 +71,11 @@ export interface EmbeddedAppOptions {
   storeLatencyMs?: number;
   /** How a round trip waits out that latency; a timer unless given (the bench passes its network clock). */
   storeWait?: RoundTripWait;
+  /**
+   * The queues' message size limit (Service Bus tier, src/services/message-size.ts): what the broker
+   * refuses over and what the ledger parks by, as SERVICE_BUS_MAX_MESSAGE_BYTES on Azure.
+   */
+  maxMessageBytes?: number;
   /** Short locally, so that a crashed delivery comes back soon. */
   lockDurationMs?: number;
   maxDeliveryCount?: number;
@@ -161,9 +167,11 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     maxDeliveryCount: options.maxDeliveryCount ?? EMBEDDED_DEFAULTS.maxDeliveryCount,
   };
 
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const broker = createEmbeddedBroker({
     draw: keyedRandom(seed, 'duplicate'),
     faults: { duplicate: faults.duplicate },
+    maxBatchBytes: maxMessageBytes,
   });
   createAppQueues(broker, queueOptions);
 
@@ -231,7 +239,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   // Registered through @azure/functions exactly as src/functions/index.ts registers them.
   const registered = registerAndCapture({
     serviceBus: [
-      ledgerProcessor({ sender, telemetry: functionTelemetry }, backoff),
+      ledgerProcessor({ sender, telemetry: functionTelemetry, maxMessageBytes }, backoff),
       orderTransactions(
         (context) => ({
           orders: faultyOrders,

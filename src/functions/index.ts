@@ -60,7 +60,7 @@ const saga = sagaDefinitions(
 
 registerFunctions({
   serviceBus: [
-    ledgerProcessor({ sender, telemetry }),
+    ledgerProcessor({ sender, telemetry, maxMessageBytes: settings.maxMessageBytes }),
     orderTransactions((context) => ({
       orders,
       sender,

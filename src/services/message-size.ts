@@ -12,6 +12,30 @@ export type ServiceBusTier = keyof typeof MAX_MESSAGE_BYTES_BY_TIER;
 /** The tier the Bicep deploys by default. */
 export const DEFAULT_SERVICE_BUS_TIER: ServiceBusTier = 'Standard';
 export const DEFAULT_MAX_MESSAGE_BYTES = MAX_MESSAGE_BYTES_BY_TIER[DEFAULT_SERVICE_BUS_TIER];
+/**
+ * The limits a queue can have: Standard's fixed 256 KB, up to Premium's largest, 100 MB
+ * (maxMessageSizeInKilobytes 1024 to 102400; the same quotas page, and "Large message support" in
+ * learn.microsoft.com/azure/service-bus-messaging/service-bus-premium-messaging).
+ */
+export const MAX_MESSAGE_BYTES_RANGE = {
+  min: MAX_MESSAGE_BYTES_BY_TIER.Standard,
+  max: 102_400 * 1024,
+} as const;
+
+/** A message size limit given as text (app setting or flag); the problem in words when it is not one. */
+export function parseMaxMessageBytes(
+  raw: string,
+): { ok: true; value: number } | { ok: false; problem: string } {
+  const value = Number(raw);
+  const { min, max } = MAX_MESSAGE_BYTES_RANGE;
+  if (raw.trim() === '' || !Number.isSafeInteger(value) || value < min || value > max) {
+    return {
+      ok: false,
+      problem: `must be a whole number of bytes from ${min} (Standard) to ${max} (Premium's largest), got ${JSON.stringify(raw)}`,
+    };
+  }
+  return { ok: true, value };
+}
 
 /** Headers, system properties and AMQP framing; a rough allowance, the same for every message. */
 const MESSAGE_OVERHEAD_BYTES = 100;

@@ -77,6 +77,28 @@ describe('npm start (main)', () => {
     expect(without.orders.length).toBeGreaterThan(0);
   });
 
+  it('--max-message-bytes 1048576 (Premium): a 300 KB input line Standard refuses is taken, its invalid entry parked', async () => {
+    const big = { transactionId: 'T-1', orderId: 'O-1', sequence: 1, type: 'OrderCreated' };
+    const input = file(
+      'big.ndjson',
+      JSON.stringify({
+        messageId: 'B-2',
+        sessionId: 'main',
+        body: {
+          batchId: 'B-2',
+          entries: [{ ...big, data: { customerId: 'x'.repeat(300_000), currency: 'EUR' } }],
+        },
+      }),
+    );
+    const reportPath = join(cli.dir, 'report.json');
+    expect(
+      await main(['--input', input, '--report', reportPath, '--quiet', '--max-message-bytes', '1048576']),
+    ).toBe(0);
+    expect(readReport(reportPath).parked).toEqual([
+      expect.objectContaining({ queue: 'ledger', reason: 'invalid', transactionId: 'T-1' }),
+    ]);
+  });
+
   describe('exit code 2 with a message naming the problem', () => {
     async function refused(argv: string[]): Promise<string> {
       expect(await main(argv)).toBe(2);
@@ -208,6 +230,15 @@ describe('npm start (main)', () => {
       expect(message).toContain(`${STANDARD_TIER_MAX_BATCH_BYTES}-byte`);
       expect(message.trimEnd().split('\n')).toHaveLength(1);
     });
+
+    it.each(['262143', '1MB', '104857601'])(
+      '--max-message-bytes %s, naming the flag and the range',
+      async (value) => {
+        const message = await refused(['--input', SAMPLE_PATH, '--max-message-bytes', value]);
+        expect(message).toContain('--max-message-bytes must be a whole number of bytes from 262144');
+        expect(message.trimEnd().split('\n')).toHaveLength(1);
+      },
+    );
 
     it.each(['messageId', 'sessionId'])('an input line whose %s is over 128 characters', async (field) => {
       const line = { messageId: 'B-1', sessionId: 'main', body: { batchId: 'B-1', entries: [] } };

@@ -98,4 +98,25 @@ describe('limits of Service Bus, end to end', () => {
       expect.objectContaining({ orderId, status: 'submitted', saga: { status: 'completed', reason: null } }),
     ]);
   });
+
+  it("takes on Premium's 1 MB limit a 300 KB ledger message that Standard's broker refuses, and parks its invalid entry with its body", async () => {
+    const orderId = 'O-premium';
+    const huge = {
+      ...created(orderId, 'T-huge', 2),
+      data: { customerId: 'C'.repeat(300 * 1024), currency: 'EUR' },
+    };
+    const input = ledger('B-1', [created(orderId, 'T-1', 1, true), huge]);
+    expect(estimateMessageBytes(input)).toBeGreaterThan(DEFAULT_MAX_MESSAGE_BYTES);
+    await expect(runToEnd([input], FAST)).rejects.toMatchObject({ serviceBusCode: 'MessageSizeExceeded' });
+
+    const { report } = await runToEnd([input], { ...FAST, maxMessageBytes: 1_048_576 });
+    expect(report.deadLettered).toEqual([]);
+    expect(report.orders).toEqual([
+      expect.objectContaining({ orderId, status: 'submitted', appliedSequence: 1 }),
+    ]);
+    expect(report.parked).toEqual([
+      expect.objectContaining({ queue: 'ledger', reason: 'invalid', transactionId: 'T-huge' }),
+    ]);
+    expect(report.parked[0].description).not.toMatch(/not kept/);
+  });
 });

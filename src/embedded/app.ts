@@ -188,10 +188,10 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const outages = [outage('storeOutage'), outage('sendOutage'), outage('durableOutage')];
   const [storeOutage, sendOutage, durableOutage] = outages;
   const faultyOrders = withStoreOutage(
-    withTransientFaults(instrumentedOrders, faults.transient ?? 0, faultRandom(seed, 'transient')),
+    withTransientFaults(instrumentedOrders, faults.transient ?? 0, keyedRandom(seed, 'transient')),
     storeOutage,
   );
-  const producer = withReorderFaults(broker, faults.reorder ?? 0, faultRandom(seed, 'reorder'));
+  const producer = withReorderFaults(broker, faults.reorder ?? 0, keyedRandom(seed, 'reorder'));
   const outageQueues = [QUEUE.orderTransactions, QUEUE.parked];
   const sender: MessageSender = withSendOutage(producer, sendOutage, outageQueues);
   const telemetry = createRecordingTelemetry({ keepRecords: options.keepTelemetryRecords });
@@ -287,7 +287,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     functions: registered,
     maxConcurrentSessions: options.maxConcurrentSessions ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
-    random: faultRandom(seed, 'crashAfterCommit'),
+    draw: keyedRandom(seed, 'crashAfterCommit'),
     faults: { crashAfterCommit: faults.crashAfterCommit },
     log: options.log,
     bindInput,

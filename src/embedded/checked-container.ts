@@ -2,43 +2,64 @@
  * A document container whose every call is checked before it reaches the container: the seeded
  * faults and the outages throw from `before` to make the call fail as the store would.
  */
-import type { DocumentContainer } from '../services/ports';
+import type { Document, DocumentContainer } from '../services/ports';
 
 export type ContainerOperation = Exclude<keyof DocumentContainer, 'name' | 'partitionKeyPath'>;
 
+/**
+ * What one call is for, from its arguments alone: the partition it reaches (`undefined` for a
+ * cross-partition query) and the documents it names, so that a fault can be drawn for the call
+ * itself rather than for its place among the calls of every partition.
+ */
+export interface ContainerCall {
+  operation: ContainerOperation;
+  partitionKey: string | undefined;
+  target: string;
+}
+
 export function checkedContainer(
   container: DocumentContainer,
-  before: (operation: ContainerOperation) => void,
+  before: (operation: ContainerOperation, call: ContainerCall) => void,
 ): DocumentContainer {
+  const field = container.partitionKeyPath.slice(1);
+  const partitionOf = (document: Document): unknown =>
+    Object.hasOwn(document, field) ? document[field] : undefined;
+  const check = (operation: ContainerOperation, partitionKey: unknown, target: string): void => {
+    const key = partitionKey === undefined ? undefined : String(partitionKey);
+    before(operation, { operation, partitionKey: key, target });
+  };
   return {
     name: container.name,
     partitionKeyPath: container.partitionKeyPath,
     async create(document) {
-      before('create');
+      check('create', partitionOf(document), document.id);
       return container.create(document);
     },
     async read(partitionKey, id) {
-      before('read');
+      check('read', partitionKey, id);
       return container.read(partitionKey, id);
     },
     async replace(document, options) {
-      before('replace');
+      check('replace', partitionOf(document), document.id);
       return container.replace(document, options);
     },
     async upsert(document, options) {
-      before('upsert');
+      check('upsert', partitionOf(document), document.id);
       return container.upsert(document, options);
     },
     async delete(partitionKey, id, options) {
-      before('delete');
+      check('delete', partitionKey, id);
       return container.delete(partitionKey, id, options);
     },
     async batch(partitionKey, operations) {
-      before('batch');
+      const target = operations
+        .map((operation) => `${operation.op}:${'id' in operation ? operation.id : operation.document.id}`)
+        .join(',');
+      check('batch', partitionKey, target);
       return container.batch(partitionKey, operations);
     },
     async query(spec) {
-      before('query');
+      check('query', spec.partitionKey, JSON.stringify(spec.where ?? {}));
       return container.query(spec);
     },
   };

@@ -1,11 +1,14 @@
 /**
- * Seeded fault injection for the embedded runtime (docs/cli.md, `--faults`). Every draw comes
- * from one seeded generator per fault, so a run with the same seed and input injects the same faults.
+ * Seeded fault injection for the embedded runtime (docs/cli.md, `--faults`). Every fault draw is a
+ * function of the seed, the fault and what it is drawn for (`keyedRandom`: a message and its
+ * delivery, a store call and its attempt, an activity invocation), never of how many draws came
+ * before, so concurrent sessions may interleave in any order and one seed still injects the same
+ * faults. Only the outages' start moments come from a seeded stream (`faultRandom`), one draw each.
  */
 import { createHash } from 'node:crypto';
 import { TransientError } from '../domain/errors';
 import type { DocumentContainer, MessageSender, OutgoingMessage } from '../services/ports';
-import { checkedContainer } from './checked-container';
+import { checkedContainer, type ContainerCall } from './checked-container';
 
 export const FAULT_NAMES = [
   'duplicate',
@@ -36,7 +39,7 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** One independent stream per fault, so turning one fault on does not move the draws of another. */
+/** One independent stream per fault or outage, for draws made once per run (an outage's start). */
 export function faultRandom(seed: number, fault: FaultName | OutageName): () => number {
   // Outages count from 101, so that a fault added to FAULT_NAMES moves no outage's draws.
   const outage = (OUTAGE_NAMES as readonly string[]).indexOf(fault);
@@ -85,15 +88,27 @@ export function parseFaults(spec: string): FaultSpec {
   return faults;
 }
 
-/** A store whose calls fail, before reaching it, with a retryable error at the given probability. */
+/**
+ * A store whose calls fail, before reaching it, with a retryable error at the given probability.
+ *
+ * Each call draws for itself: the key names the container, the partition, the operation, the
+ * documents it names and how many such calls came before it (its attempt). Calls of one partition
+ * come from one order's session, one at a time, so that count does not depend on how the sessions
+ * interleave, and one seed fails the same calls in every run.
+ */
 export function withTransientFaults(
   container: DocumentContainer,
   probability: number,
-  random: () => number,
+  draw: (key: string) => number,
 ): DocumentContainer & { injected: () => number } {
   let injected = 0;
-  const maybeFail = (operation: string): void => {
-    if (probability > 0 && random() < probability) {
+  const attempts = new Map<string, number>();
+  const maybeFail = (operation: string, call: ContainerCall): void => {
+    if (probability <= 0) return;
+    const what = `${container.name}\u0000${call.partitionKey ?? '*'}\u0000${operation}\u0000${call.target}`;
+    const attempt = (attempts.get(what) ?? 0) + 1;
+    attempts.set(what, attempt);
+    if (draw(`${what}\u0000${attempt}`) < probability) {
       injected += 1;
       throw new TransientError(
         'store-throttled',
@@ -112,11 +127,15 @@ export function withTransientFaults(
  * What is held is taken and added synchronously, before any await: with several producers sending
  * at once, a message held back while another send was in flight is never overwritten (the fault
  * must reorder, never lose).
+ *
+ * Which messages are held is drawn per message, from its queue and messageId, never from how many
+ * sends came before: a message sent again (its ledger message delivered again) is held again, and
+ * one seed holds the same messages in every run.
  */
 export function withReorderFaults(
   sender: MessageSender,
   probability: number,
-  random: () => number,
+  draw: (key: string) => number,
 ): MessageSender & { reordered: () => number; flush: () => Promise<boolean> } {
   let reordered = 0;
   const held = new Map<string, OutgoingMessage[]>();
@@ -136,7 +155,10 @@ export function withReorderFaults(
     async send(queue, messages) {
       const now: OutgoingMessage[] = [];
       const later: OutgoingMessage[] = [];
-      for (const message of messages) (probability > 0 && random() < probability ? later : now).push(message);
+      for (const message of messages) {
+        const late = probability > 0 && draw(`${queue}\u0000${message.messageId}`) < probability;
+        (late ? later : now).push(message);
+      }
       reordered += later.length;
       const late = take(queue);
       hold(queue, later);

@@ -44,6 +44,12 @@ export interface FunctionsHostOptions {
   maxConcurrentCalls?: number;
   sessionIdleTimeoutMs?: number;
   random?: () => number;
+  /**
+   * The crash fault's draw for one delivery, from its queue, messageId and deliveryCount; when given
+   * it is used instead of `random`, so which deliveries lose their completion does not depend on the
+   * order sessions finish their handlers in, and one seed gives one run.
+   */
+  draw?: (key: string) => number;
   faults?: FunctionsHostFaults;
   log?: HostLog;
   /** The RPC value of each extra input (e.g. the durable client), as the Azure host binds it. */
@@ -101,6 +107,7 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
   const maxConcurrentCalls = options.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
   const sessionIdleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
   const random = options.random ?? Math.random;
+  const draw = options.draw ?? (() => random());
   const crashProbability = options.faults?.crashAfterCommit ?? 0;
   const log = options.log ?? defaultLog;
   const maxAutoLockRenewalMs = options.maxAutoLockRenewalDurationMs ?? MAX_AUTO_LOCK_RENEWAL_MS;
@@ -167,7 +174,10 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         settlement.abandon(message);
         return true;
       }
-      if (crashProbability > 0 && random() < crashProbability) {
+      if (
+        crashProbability > 0 &&
+        draw(`${fn.queueName}\u0000${message.messageId}\u0000${message.deliveryCount}`) < crashProbability
+      ) {
         counters.count(fn.name, 'crashesInjected');
         log(
           fn.name,

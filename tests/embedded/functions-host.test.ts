@@ -4,6 +4,7 @@ import type { ServiceBusQueueFunction } from '../../src/functions/definition';
 import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
 import type { BrokerOutgoingMessage, EmbeddedBroker, QueueOptions } from '../../src/embedded/broker/broker';
 import { createFunctionsHost } from '../../src/embedded/functions-host';
+import { keyedRandom } from '../../src/embedded/faults';
 import { registerAndCapture } from '../../src/embedded/worker/register';
 import type { FunctionsHost, FunctionsHostOptions } from '../../src/embedded/functions-host';
 import type { OutgoingMessage } from '../../src/services/ports';
@@ -190,6 +191,37 @@ describe('embedded functions host', () => {
     expect(host?.stats()).toMatchObject({ invocations: 2, succeeded: 2, crashesInjected: 1 });
     expect(broker.stats().orders).toMatchObject({ completed: 1, lockExpired: 1 });
     expect(broker.peek('orders')).toEqual([]);
+  });
+
+  it('the crash fault picks the same deliveries whatever order the sessions run in', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `m${i}`);
+    const crashed = async (order: readonly string[]): Promise<string[]> => {
+      await host?.stop();
+      broker.close();
+      broker = createEmbeddedBroker();
+      logs = [];
+      queue('orders', { requiresSession: true, lockDurationMs: 20 });
+      startHost({
+        faults: { crashAfterCommit: 0.4 },
+        draw: keyedRandom(5, 'crashAfterCommit'),
+        // One session at a time: the sessions' turns follow the order they were sent in.
+        maxConcurrentSessions: 1,
+        functions: [sessionFunction('orders', async () => undefined)],
+      });
+      await broker.send(
+        'orders',
+        order.map((id) => ({ messageId: id, sessionId: `S-${id}`, body: {} })),
+      );
+      await host?.whenIdle();
+      return logs
+        .filter((line) => line.message.startsWith('fault: completion'))
+        .map((line) => /messageId=(\S+)/.exec(line.message)?.[1] ?? '')
+        .sort();
+    };
+    const forward = await crashed(ids);
+    expect(forward.length).toBeGreaterThan(0);
+    expect(new Set(forward).size).toBeLessThan(ids.length);
+    expect(await crashed([...ids].reverse())).toEqual(forward);
   });
 
   it('becomes idle when a message that always loses its completion expires into the dead-letter queue', async () => {

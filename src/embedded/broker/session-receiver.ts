@@ -93,6 +93,10 @@ export function createSessionReceiver(
     renewSessionLock(): number {
       return renew(assertHeld());
     },
+    // The host's auto renewal as the Service Bus processor runs it: from when the session is taken,
+    // for maxAutoLockRenewalDuration (Azure.Messaging.ServiceBus, src/Processor/
+    // SessionReceiverManager.cs, RenewSessionLock: CancelAfter(MaxAutoLockRenewalDuration)). A lock
+    // held so never runs out while a handler runs, whatever the machine's speed; only after it.
     autoRenew(maxDurationMs: number): () => void {
       const lock = assertHeld();
       const until = core.now() + maxDurationMs;

@@ -81,6 +81,28 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
       // -1 turns TTL on without expiring anything by default: only items that carry their own
       // `ttl` (the inbox markers, INBOX_MARKER_TTL_SECONDS) expire.
       defaultTtl: -1
+      // Only the paths the app queries (src/adapters/indexing-policy.ts, QUERIED_FIELDS): every
+      // other path excluded, so a write is charged for a few index terms rather than one per field
+      // of the order (Microsoft Learn, "Indexing policies in Azure Cosmos DB",
+      // https://learn.microsoft.com/azure/cosmos-db/index-policy). With `/*` excluded the partition
+      // key is not indexed unless included; id and _ts are always indexed.
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          {
+            path: '/orderId/?'
+          }
+          {
+            path: '/kind/?'
+          }
+        ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
     }
     // Serverless accounts take no throughput setting.
     options: serverless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }
@@ -103,6 +125,21 @@ resource inventoryContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/
         kind: 'Hash'
         version: 2
       }
+      // Stock is read by sku (a point read) and never queried: the partition key only.
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          {
+            path: '/sku/?'
+          }
+        ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
     }
     options: serverless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }
   }
@@ -120,6 +157,24 @@ resource downstreamContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases
         ]
         kind: 'Hash'
         version: 2
+      }
+      // The records are looked up by kind within an order (QUERIED_FIELDS).
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          {
+            path: '/orderId/?'
+          }
+          {
+            path: '/kind/?'
+          }
+        ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
       }
     }
     options: serverless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }

@@ -6,6 +6,7 @@
  */
 import { DefaultAzureCredential } from '@azure/identity';
 import { createCosmosClient, createCosmosContainer } from '../adapters/azure/cosmos-store';
+import { queriedFieldsOf } from '../adapters/indexing-policy';
 import { connectServiceBus, createServiceBusOperations } from '../adapters/azure/service-bus-operations';
 import { readSettings, SETTING } from '../adapters/settings';
 import { ConfigurationError, errorMessage } from '../domain/errors';
@@ -239,6 +240,7 @@ export async function main(
       .database(settings.cosmosDatabase)
       .container(ORDERS_CONTAINER),
     ORDERS_PARTITION_KEY_PATH,
+    { queriedFields: queriedFieldsOf(ORDERS_CONTAINER) },
   );
   try {
     return await runOpsCommand(operations, { orders, now: Date.now }, argv, output);

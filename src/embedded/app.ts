@@ -16,6 +16,7 @@ import {
   INVENTORY_PARTITION_KEY_PATH,
 } from '../adapters/downstream';
 import { DEFAULTS, type RetrySettings } from '../adapters/settings';
+import { queriedFieldsOf } from '../adapters/indexing-policy';
 import { sagaDefinitions, type SagaPolicy } from '../functions/fulfill-order';
 import { readSagaRecord } from '../services/fulfillment/saga-record';
 import { ledgerProcessor } from '../functions/ledger-processor';
@@ -179,7 +180,10 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
     wait: options.storeWait,
   });
-  const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, { defaultTtlSeconds: -1 });
+  const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, {
+    defaultTtlSeconds: -1,
+    queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
+  });
   const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;
   const convoyClock = scaledClock(options.timeScale ?? 1);
   const backoff: Backoff = { policy: options.handlerBackoff ?? HANDLER_BACKOFF, sleep: convoyClock.sleep };
@@ -208,8 +212,12 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       orders,
       downstream: (options.downstream ?? ((builtIn) => builtIn))(
         createBuiltInDownstream({
-          inventory: store.container(INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH),
-          records: store.container(DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH),
+          inventory: store.container(INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH, {
+            queriedFields: queriedFieldsOf(INVENTORY_CONTAINER),
+          }),
+          records: store.container(DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH, {
+            queriedFields: queriedFieldsOf(DOWNSTREAM_CONTAINER),
+          }),
           catalog: options.catalog ?? {},
           creditLimit: options.creditLimit ?? DEFAULTS.creditLimit,
         }),

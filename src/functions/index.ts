@@ -25,13 +25,16 @@ import { operationsHttp } from './http/operations-http';
 import { connectServiceBus, createServiceBusOperations } from '../adapters/azure/service-bus-operations';
 import { sagaDefinitions } from './fulfill-order';
 import { registerFunctions } from './registration';
+import { queriedFieldsOf } from '../adapters/indexing-policy';
 
 const settings = readSettings(process.env);
 const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.managedIdentityClientId });
 const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential }).database(
   settings.cosmosDatabase,
 );
-const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDERS_PARTITION_KEY_PATH);
+const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDERS_PARTITION_KEY_PATH, {
+  queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
+});
 const sender = createServiceBusSender(settings.serviceBusNamespace, credential);
 const telemetry = createApplicationInsightsTelemetry(
   settings.applicationInsightsConnectionString,
@@ -47,8 +50,20 @@ const saga = sagaDefinitions(
   {
     orders,
     downstream: createBuiltInDownstream({
-      inventory: createCosmosContainer(database.container(INVENTORY_CONTAINER), INVENTORY_PARTITION_KEY_PATH),
-      records: createCosmosContainer(database.container(DOWNSTREAM_CONTAINER), DOWNSTREAM_PARTITION_KEY_PATH),
+      inventory: createCosmosContainer(
+        database.container(INVENTORY_CONTAINER),
+        INVENTORY_PARTITION_KEY_PATH,
+        {
+          queriedFields: queriedFieldsOf(INVENTORY_CONTAINER),
+        },
+      ),
+      records: createCosmosContainer(
+        database.container(DOWNSTREAM_CONTAINER),
+        DOWNSTREAM_PARTITION_KEY_PATH,
+        {
+          queriedFields: queriedFieldsOf(DOWNSTREAM_CONTAINER),
+        },
+      ),
       catalog: fulfillment.catalog,
       creditLimit: fulfillment.creditLimit,
     }),

@@ -17,6 +17,8 @@ import {
   INVENTORY_CONTAINER,
   INVENTORY_PARTITION_KEY_PATH,
 } from '../../src/adapters/downstream';
+import { includedPaths, queriedFieldsOf } from '../../src/adapters/indexing-policy';
+import { partitionKeyField } from '../../src/adapters/document-rules';
 
 const ROOT = join(__dirname, '..', '..');
 const BICEP_DIR = join(ROOT, 'bicep');
@@ -316,6 +318,47 @@ function checkOrdersContainer(
   return problems;
 }
 
+/**
+ * (i) A container indexes exactly the paths the code queries (src/adapters/indexing-policy.ts):
+ * `/*` excluded, its partition key and its queried fields included, consistent indexing.
+ */
+function checkIndexingPolicy(
+  files: readonly BicepFile[],
+  containerName: string,
+  partitionKeyPath: string,
+  queried: readonly string[],
+): string[] {
+  const container = declared(files, 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers').find(
+    (block) => literalProperty(block.body, 'name') === containerName,
+  );
+  if (container === undefined) return [`container ${containerName} is not declared in the Bicep`];
+  const match = /\bindexingPolicy\s*:\s*\{/.exec(container.body);
+  if (match === null) return [`container ${containerName} has no indexing policy: every path is indexed`];
+  const open = match.index + match[0].length - 1;
+  const policy = container.body.slice(open, closingBracket(container.body, open) + 1);
+  const problems: string[] = [];
+  if (literalProperty(policy, 'indexingMode') !== 'consistent') {
+    problems.push(`container ${containerName}: indexingMode is not 'consistent'`);
+  }
+  const excluded = arrayOfLiterals(policy, 'excludedPaths') ?? [];
+  if (!excluded.includes('/*')) {
+    problems.push(`container ${containerName}: the indexing policy does not exclude /*`);
+  }
+  const included = arrayOfLiterals(policy, 'includedPaths') ?? [];
+  const expected = includedPaths(partitionKeyField(partitionKeyPath), queried);
+  for (const path of expected) {
+    if (!included.includes(path)) {
+      problems.push(`container ${containerName}: ${path} is queried by the code but not indexed`);
+    }
+  }
+  for (const path of included) {
+    if (!expected.includes(path)) {
+      problems.push(`container ${containerName}: ${path} is indexed but the code does not query it`);
+    }
+  }
+  return problems;
+}
+
 const FORBIDDEN: ReadonlyArray<[RegExp, string]> = [
   [/\blist\w*Keys?\s*\(/i, 'a listKeys() call'],
   [/\blistConnectionStrings\s*\(/i, 'a listConnectionStrings() call'],
@@ -525,6 +568,14 @@ describe('the Bicep agrees with the code', () => {
     expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, '/orderId', false)).toHaveLength(1);
   });
 
+  it.each([
+    [ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH],
+    [INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH],
+    [DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH],
+  ])('(i) indexes on %s only the paths the code queries, /* excluded', (container, key) => {
+    expect(checkIndexingPolicy(TEMPLATES, container, key, queriedFieldsOf(container))).toEqual([]);
+  });
+
   it('(d) holds no key or connection string, and disables local auth', () => {
     expect(checkNoSecrets(FILES)).toEqual([]);
     expect(checkLocalAuthDisabled(TEMPLATES)).toEqual([]);
@@ -649,6 +700,34 @@ describe('each check fails when one side changes', () => {
     ]);
     expect(checkOrdersContainer(TEMPLATES, 'orders-v2', ORDERS_PARTITION_KEY_PATH)).toEqual([
       'container orders-v2 is not declared in the Bicep',
+    ]);
+  });
+
+  it('(i) a queried field not indexed, a path indexed for no query, /* included, or no policy', () => {
+    const orders = (queried: readonly string[], files = TEMPLATES): string[] =>
+      checkIndexingPolicy(files, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, queried);
+    expect(orders(['kind', 'status'])).toEqual([
+      'container orders: /status/? is queried by the code but not indexed',
+    ]);
+    expect(orders([])).toEqual(['container orders: /kind/? is indexed but the code does not query it']);
+    const rootNotExcluded = edit(TEMPLATES, cosmos, (text) =>
+      replaceAfter(text, "id: 'orders'", "path: '/*'", "path: '/outbox/*'"),
+    );
+    expect(orders(['kind'], rootNotExcluded)).toEqual([
+      'container orders: the indexing policy does not exclude /*',
+    ]);
+    const everything = edit(TEMPLATES, cosmos, (text) =>
+      replaceAfter(text, "id: 'orders'", "path: '/kind/?'", "path: '/*'"),
+    );
+    expect(orders(['kind'], everything)).toEqual([
+      'container orders: /kind/? is queried by the code but not indexed',
+      'container orders: /* is indexed but the code does not query it',
+    ]);
+    const noPolicy = edit(TEMPLATES, cosmos, (text) =>
+      replaceAfter(text, "id: 'inventory'", 'indexingPolicy:', 'unindexedPolicy:'),
+    );
+    expect(checkIndexingPolicy(noPolicy, INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH, [])).toEqual([
+      'container inventory has no indexing policy: every path is indexed',
     ]);
   });
 

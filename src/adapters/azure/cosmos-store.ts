@@ -46,6 +46,7 @@ import {
   withoutServiceFields,
 } from '../document-rules';
 import { ownValue } from '../../domain/records';
+import { checkQueriedFields } from '../indexing-policy';
 
 export interface CosmosClientSettings {
   /** `https://<account>.documents.azure.com:443/`, or the test server's address. */
@@ -243,7 +244,20 @@ async function send<R, S extends number>(
   }
 }
 
-export function createCosmosContainer(container: Container, partitionKeyPath: string): DocumentContainer {
+export interface CosmosContainerOptions {
+  /**
+   * The fields the container's indexing policy indexes besides the partition key
+   * (src/adapters/indexing-policy.ts): a query filtering on another is refused before it is sent,
+   * as the embedded store refuses it. Undefined: any field.
+   */
+  queriedFields?: readonly string[];
+}
+
+export function createCosmosContainer(
+  container: Container,
+  partitionKeyPath: string,
+  containerOptions: CosmosContainerOptions = {},
+): DocumentContainer {
   const keyField = partitionKeyField(partitionKeyPath);
 
   return {
@@ -326,6 +340,7 @@ export function createCosmosContainer(container: Container, partitionKeyPath: st
     },
 
     async query<T extends Document>(spec: QuerySpec): Promise<Array<Stored<T>>> {
+      checkQueriedFields(container.id, keyField, containerOptions.queriedFields, spec);
       const conditions: string[] = [];
       const parameters: SqlParameter[] = [];
       const partitionKey = spec.partitionKey === undefined ? undefined : checkPartitionKey(spec.partitionKey);

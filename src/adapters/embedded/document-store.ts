@@ -48,6 +48,7 @@ import {
   checkDefaultTtl,
 } from './stored-records';
 import { ownValue } from '../../domain/records';
+import { checkQueriedFields } from '../indexing-policy';
 
 /** How a simulated round trip waits out its latency. */
 export type RoundTripWait = (ms: number) => Promise<void>;
@@ -64,6 +65,11 @@ export interface EmbeddedStoreOptions {
 export interface EmbeddedContainerOptions {
   /** As Cosmos `defaultTtl`: undefined or null disables TTL, -1 enables it with no default, n > 0 is seconds. */
   defaultTtlSeconds?: number | null;
+  /**
+   * The fields its indexing policy indexes besides the partition key (src/adapters/indexing-policy.ts):
+   * a query filtering on another is refused, as the Cosmos adapter refuses it. Undefined: any field.
+   */
+  queriedFields?: readonly string[];
 }
 
 export interface RoundTripCounts {
@@ -112,6 +118,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     name: string,
     partitionKeyPath: string,
     defaultTtlSeconds: number | null,
+    queriedFields: readonly string[] | undefined,
   ): DocumentContainer {
     const keyField = partitionKeyField(partitionKeyPath);
     const partitions = new Map<string, Partition>();
@@ -276,6 +283,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async query<T extends Document>(spec: QuerySpec): Promise<Array<Stored<T>>> {
+        checkQueriedFields(name, keyField, queriedFields, spec);
         await roundTrip(name);
         const conditions = Object.entries(spec.where ?? {}).map(
           ([field, value]) => [checkFieldName(field), value] as const,
@@ -314,7 +322,12 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         }
         return existing.container;
       }
-      const container = createContainer(name, partitionKeyPath, defaultTtlSeconds);
+      const container = createContainer(
+        name,
+        partitionKeyPath,
+        defaultTtlSeconds,
+        containerOptions?.queriedFields,
+      );
       registered.set(name, { container, partitionKeyPath, defaultTtlSeconds });
       return container;
     },

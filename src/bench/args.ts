@@ -9,6 +9,7 @@ import {
   UsageError,
   type FlagSpec,
 } from '../cli/flags';
+import { MAX_ENTRIES_PER_ORDER } from '../domain/entry';
 import { BENCH_DEFAULTS, type BenchOptions } from './results';
 
 export { UsageError as BenchUsageError } from '../cli/flags';
@@ -90,6 +91,19 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     meaning: 'skip the session settings table (virtual time, a few seconds)',
     default: 'off',
   },
+  {
+    name: 'order-lengths',
+    value: 'LIST',
+    meaning: 'entries per order of each order-length row, comma-separated (2..1000); 0 skips the table',
+    default: D.orderLengths.join(','),
+  },
+  {
+    name: 'order-length-entries',
+    value: 'N',
+    meaning: 'about how many entries each order-length row runs',
+    default: String(D.orderLengthEntries),
+  },
+  { name: 'only', value: 'order-length', meaning: 'run only this part of the bench', default: 'all' },
   { name: 'json', value: 'FILE', meaning: 'also write every number as JSON', default: 'none' },
   { name: 'help', short: 'h', meaning: 'print this help and exit' },
 ];
@@ -135,6 +149,27 @@ export function parseBenchArgs(argv: readonly string[]): {
     throw new UsageError(`--latency-clock must be network or timer, got ${JSON.stringify(clock)}`);
   }
   set('latencyClock', clock);
+  const lengths = raw('order-lengths');
+  if (lengths !== undefined) {
+    options.orderLengths =
+      lengths.trim() === '0'
+        ? []
+        : lengths.split(',').map((part) => {
+            const length = integerFlag('--order-lengths', part.trim(), 2);
+            if (length > MAX_ENTRIES_PER_ORDER) {
+              throw new UsageError(
+                `--order-lengths: ${length} is over ${MAX_ENTRIES_PER_ORDER}, the most entries an order can have`,
+              );
+            }
+            return length;
+          });
+  }
+  set('orderLengthEntries', integer('order-length-entries', 1));
+  const only = raw('only');
+  if (only !== undefined && only !== 'order-length') {
+    throw new UsageError(`--only must be order-length, got ${JSON.stringify(only)}`);
+  }
+  set('only', only);
   if (parsed.values.has('no-naive')) options.naive = false;
   if (parsed.values.has('no-sessions-table')) options.sessionsTable = false;
   if (parsed.values.has('no-twin')) options.twin = false;

@@ -20,6 +20,7 @@ import { formatBench } from './format';
 import { BENCH_USAGE, parseBenchArgs } from './args';
 import { sessionTable, sessionTableOptions } from './session-table';
 import { runTwin } from './twin';
+import { orderLengthTargets, runOrderLengthTable } from './order-length';
 
 export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design, LatencyClock } from './results';
 export { BENCH_DEFAULTS } from './results';
@@ -43,7 +44,8 @@ export async function runBench(
     seed: options.seed,
   });
   const setups: RunSetup[] = [];
-  if (options.naive) {
+  const all = options.only === undefined;
+  if (all && options.naive) {
     setups.push({ design: 'one consumer', concurrency: 1, latencyMs: options.latencyMs });
     setups.push({
       design: 'competing consumers',
@@ -51,10 +53,10 @@ export async function runBench(
       latencyMs: options.latencyMs,
     });
   }
-  for (const sessions of options.sessions) {
+  for (const sessions of all ? options.sessions : []) {
     setups.push({ design: 'convoy', concurrency: sessions, latencyMs: options.latencyMs });
   }
-  if (options.zeroLatencySessions > 0) {
+  if (all && options.zeroLatencySessions > 0) {
     setups.push({ design: 'convoy', concurrency: options.zeroLatencySessions, latencyMs: 0 });
   }
 
@@ -64,7 +66,7 @@ export async function runBench(
       : undefined;
   const storeWait: StoreWait = clock && ((ms) => clock.wait(ms));
   try {
-    if (options.warmupOrders > 0) await warmUp(options, storeWait, progress);
+    if (all && options.warmupOrders > 0) await warmUp(options, storeWait, progress);
     return await measure(options, workload, setups, storeWait, clock?.leadMs ?? null, progress);
   } finally {
     await clock?.close();
@@ -151,10 +153,12 @@ async function measure(
   }
 
   let sessions = null;
-  if (options.sessionsTable) {
+  if (options.only === undefined && options.sessionsTable) {
     progress('session settings table, in virtual time ...');
     sessions = sessionTable(sessionTableOptions(options));
   }
+
+  const orderLength = options.orderLengths.length > 0 ? await runOrderLengthTable(options, progress) : null;
 
   const cpu = cpus();
   return {
@@ -174,7 +178,11 @@ async function measure(
     },
     rows,
     sessions,
-    targets: evaluateTargets(rows),
+    orderLength,
+    targets: [
+      ...(options.only === undefined ? evaluateTargets(rows) : []),
+      ...orderLengthTargets(orderLength ?? []),
+    ],
   };
 }
 

@@ -3,6 +3,7 @@ import { textTable } from '../cli/text-table';
 import type { BenchResult } from './results';
 import { fixed } from './targets';
 import { formatSessionTable, sessionTableOptions } from './session-table';
+import { formatOrderLengthTable } from './order-length';
 
 function clockDescription(result: BenchResult): string {
   const lead = result.environment.clockLeadMs;
@@ -54,6 +55,19 @@ export function formatBench(result: BenchResult): string {
     String(Math.round(row.cpuBusy * 100)),
   ]);
   const warnings = result.rows.filter((row) => row.hostWarnings > 0 || row.lockExpired > 0);
+  const orderLength =
+    result.orderLength === null ? [] : ['', formatOrderLengthTable(options, result.orderLength)];
+  const targets = result.targets.map(
+    (target) => `${target.pass ? 'PASS' : 'FAIL'}  ${target.target}: ${target.detail}`,
+  );
+  if (options.only !== undefined) {
+    return [
+      `node ${result.environment.node} ${result.environment.nodeFlags}, ${result.environment.cores} cores (${result.environment.cpu})`,
+      ...orderLength,
+      '',
+      ...targets,
+    ].join('\n');
+  }
   return [
     `workload: ${workload.orders} orders x ${options.entriesPerOrder} entries = ${workload.entries} entries in ` +
       `${workload.ledgerMessages} ledger messages of ${options.batchSize} (${options.activeOrders} orders open at once, seed ${options.seed}), all sent at the start`,
@@ -83,7 +97,8 @@ export function formatBench(result: BenchResult): string {
     ...(result.sessions === null
       ? []
       : ['', formatSessionTable(sessionTableOptions(options), result.sessions)]),
+    ...orderLength,
     '',
-    ...result.targets.map((target) => `${target.pass ? 'PASS' : 'FAIL'}  ${target.target}: ${target.detail}`),
+    ...targets,
   ].join('\n');
 }

@@ -1,5 +1,6 @@
 /** What `npm run bench` is asked (its options and defaults) and what it answers (rows, targets). */
 import type { SessionTableRow } from './session-table';
+import type { OrderLengthRow } from './order-length';
 
 export interface BenchOptions {
   /** Simulated store round-trip latency, ms. */
@@ -37,6 +38,12 @@ export interface BenchOptions {
   sessionsTable: boolean;
   /** Runs each convoy row with latency beside its runtime-only twin (`--no-twin`: not). */
   twin: boolean;
+  /** Entries per order of each row of the order-length table (./order-length); empty skips it. */
+  orderLengths: number[];
+  /** About how many entries each row of the order-length table runs, in orders of its length. */
+  orderLengthEntries: number;
+  /** Runs only this part of the bench (`--only order-length`); undefined: all of it. */
+  only?: 'order-length';
 }
 
 export type LatencyClock = 'network' | 'timer';
@@ -59,6 +66,8 @@ export const BENCH_DEFAULTS: BenchOptions = {
   latencyClock: 'network',
   sessionsTable: true,
   twin: true,
+  orderLengths: [10, 50, 200, 1000],
+  orderLengthEntries: 10_000,
 };
 
 export type Design = 'one consumer' | 'competing consumers' | 'convoy';
@@ -144,5 +153,7 @@ export interface BenchResult {
   rows: BenchRow[];
   /** The session settings table, at the bench's round trip; null with `--no-sessions-table`. */
   sessions: SessionTableRow[] | null;
+  /** The order-length table; null when not run. */
+  orderLength: OrderLengthRow[] | null;
   targets: BenchTarget[];
 }

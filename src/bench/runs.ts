@@ -8,6 +8,7 @@ import type { OrderState } from '../domain/order';
 import type { OrderDocument } from '../services/order-documents';
 import { QUEUE } from '../services/queues';
 import type { RoundTripWait } from '../adapters/embedded/document-store';
+import type { DocumentContainer } from '../services/ports';
 import { createNaivePipeline, type NaiveApplication, type NaiveOrder } from './naive';
 import type { BenchWorkload } from './workload';
 import type { QueueStats } from '../embedded/broker/broker';
@@ -71,7 +72,7 @@ interface Measured {
   cpuMicros: number;
 }
 
-interface RunOutput extends Measured {
+export interface RunOutput extends Measured {
   recorded: Recorded;
   /** The embedded store's own round-trip counter for the consumer's container, before the end-state check. */
   storeCounter: number;
@@ -108,6 +109,8 @@ export async function runConvoy(
   options: BenchOptions,
   setup: RunSetup,
   storeWait: StoreWait,
+  /** Wraps the consumer's container inside the bench's own counting, e.g. in the store meter. */
+  wrapOrders: (orders: DocumentContainer) => DocumentContainer = (orders) => orders,
 ): Promise<RunOutput> {
   const recorder = createRecorder(workload);
   const app = createEmbeddedApp({
@@ -120,7 +123,7 @@ export async function runConvoy(
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     fulfillment: 'record-only',
     instrument: {
-      orders: (orders) => countingContainer(orders, recorder),
+      orders: (orders) => countingContainer(wrapOrders(orders), recorder),
       telemetry: (telemetry) => observingTelemetry(telemetry, recorder),
     },
     log: recorder.log,

@@ -25,6 +25,7 @@ describe('bench', () => {
       zeroLatencySessions: 4,
       warmupOrders: 0,
       sessionsTable: false,
+      orderLengths: [],
     });
   });
 
@@ -91,6 +92,7 @@ describe('bench', () => {
       naive: false,
       warmupOrders: 0,
       sessionsTable: false,
+      orderLengths: [],
     });
     expect(timed.environment.clockLeadMs).toEqual(expect.any(Number));
     expect(formatBench(timed)).toContain('network clock');

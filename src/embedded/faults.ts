@@ -92,9 +92,11 @@ export function parseFaults(spec: string): FaultSpec {
  * A store whose calls fail, before reaching it, with a retryable error at the given probability.
  *
  * Each call draws for itself: the key names the container, the partition, the operation, the
- * documents it names and how many such calls came before it (its attempt). Calls of one partition
- * come from one order's session, one at a time, so that count does not depend on how the sessions
- * interleave, and one seed fails the same calls in every run.
+ * documents it names and its attempt, how many calls of that operation on that partition came before
+ * it. Calls of one partition come from one order's session, one at a time, so that count does not
+ * depend on how the sessions interleave, and one seed fails the same calls in every run. (Counted per
+ * partition and operation, not per document: a few numbers an order, where the inbox markers would
+ * make one a message.)
  */
 export function withTransientFaults(
   container: DocumentContainer,
@@ -105,10 +107,10 @@ export function withTransientFaults(
   const attempts = new Map<string, number>();
   const maybeFail = (operation: string, call: ContainerCall): void => {
     if (probability <= 0) return;
-    const what = `${container.name}\u0000${call.partitionKey ?? '*'}\u0000${operation}\u0000${call.target}`;
-    const attempt = (attempts.get(what) ?? 0) + 1;
-    attempts.set(what, attempt);
-    if (draw(`${what}\u0000${attempt}`) < probability) {
+    const counted = `${container.name}\u0000${call.partitionKey ?? '*'}\u0000${operation}`;
+    const attempt = (attempts.get(counted) ?? 0) + 1;
+    attempts.set(counted, attempt);
+    if (draw(`${counted}\u0000${call.target}\u0000${attempt}`) < probability) {
       injected += 1;
       throw new TransientError(
         'store-throttled',

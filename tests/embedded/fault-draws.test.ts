@@ -97,6 +97,7 @@ describe('the transient store fault', () => {
     const refused = (): undefined => undefined;
     await faulty.read('O-1', 'O-1').catch(refused);
     await faulty.read('O-1', 'O-1').catch(refused);
+    await faulty.read('O-1', 'M-1').catch(refused);
     await faulty
       .batch('O-2', [
         { op: 'read', id: 'O-2' },
@@ -106,6 +107,8 @@ describe('the transient store fault', () => {
     expect(calls).toEqual([
       'orders\u0000O-1\u0000read\u0000O-1\u00001',
       'orders\u0000O-1\u0000read\u0000O-1\u00002',
+      // The attempt counts the partition's calls of that operation.
+      'orders\u0000O-1\u0000read\u0000M-1\u00003',
       'orders\u0000O-2\u0000batch\u0000read:O-2,create:m\u00001',
     ]);
   });

@@ -79,10 +79,6 @@ param maximumInstanceCount int = 100
 
 // --- The app's settings (src/adapters/settings.ts; defaults equal to its DEFAULTS)
 
-@description('Lifetime of an inbox marker; must outlast any redelivery of the same message.')
-@minValue(60)
-param inboxMarkerTtlSeconds int = 1209600
-
 @description('Durable task hub: 3 to 45 letters and digits, starting with a letter.')
 @minLength(3)
 @maxLength(45)
@@ -284,7 +280,6 @@ module functionApp 'modules/functionapp.bicep' = {
     cosmosDatabaseName: cosmos.outputs.databaseName
     instanceMemoryMB: instanceMemoryMB
     maximumInstanceCount: maximumInstanceCount
-    inboxMarkerTtlSeconds: inboxMarkerTtlSeconds
     durableTaskHubName: durableTaskHubName
     inventoryCatalog: inventoryCatalog
     paymentCreditLimit: paymentCreditLimit

@@ -78,8 +78,8 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
         kind: 'Hash'
         version: 2
       }
-      // -1 turns TTL on without expiring anything by default: only items that carry their own
-      // `ttl` (the inbox markers, INBOX_MARKER_TTL_SECONDS) expire.
+      // -1 turns TTL on without expiring anything by default: only an item that carries its own
+      // `ttl` would expire, and none of the app's does (a transaction record is kept for ever).
       defaultTtl: -1
       // Only the paths the app queries (src/adapters/indexing-policy.ts, QUERIED_FIELDS): every
       // other path excluded, so a write is charged for a few index terms rather than one per field

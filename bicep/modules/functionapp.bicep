@@ -31,7 +31,6 @@ param instanceMemoryMB int = 2048
 param maximumInstanceCount int = 100
 
 // Values of the app's own settings (defaults as in src/adapters/settings.ts DEFAULTS).
-param inboxMarkerTtlSeconds int
 param durableTaskHubName string
 param inventoryCatalog object
 param paymentCreditLimit int
@@ -159,10 +158,6 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
         {
           name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING'
           value: 'ClientId=${identityClientId};Authorization=AAD'
-        }
-        {
-          name: 'INBOX_MARKER_TTL_SECONDS'
-          value: string(inboxMarkerTtlSeconds)
         }
         {
           name: 'DURABLE_TASK_HUB_NAME'

@@ -30,8 +30,6 @@ export interface Settings {
   cosmosDatabase: string;
   /** Client id of the user-assigned managed identity; unset for a developer's own credential. */
   managedIdentityClientId: string | undefined;
-  /** Lifetime of an inbox marker; see the README for the rule that sizes it. */
-  inboxMarkerTtlSeconds: number;
   taskHubName: string;
   applicationInsightsConnectionString: string | undefined;
   /**
@@ -53,7 +51,6 @@ export const SETTING = {
   cosmosEndpoint: 'CosmosDb__accountEndpoint',
   cosmosDatabase: 'CosmosDb__databaseName',
   managedIdentityClientId: 'AZURE_CLIENT_ID',
-  inboxMarkerTtlSeconds: 'INBOX_MARKER_TTL_SECONDS',
   taskHubName: 'DURABLE_TASK_HUB_NAME',
   applicationInsightsConnectionString: 'APPLICATIONINSIGHTS_CONNECTION_STRING',
   catalog: 'INVENTORY_CATALOG',
@@ -70,7 +67,6 @@ export const SETTING = {
 
 export const DEFAULTS = {
   cosmosDatabase: 'orderpipeline',
-  inboxMarkerTtlSeconds: 14 * 24 * 3600,
   taskHubName: 'orderfulfillment',
   creditLimit: 100_000,
   cancellationFeePercent: 10,
@@ -242,9 +238,6 @@ export function readSettings(env: Environment): Settings {
     cosmosEndpoint: httpsUrl(env, SETTING.cosmosEndpoint),
     cosmosDatabase: optional(env, SETTING.cosmosDatabase) ?? DEFAULTS.cosmosDatabase,
     managedIdentityClientId: optional(env, SETTING.managedIdentityClientId),
-    inboxMarkerTtlSeconds: numberSetting(env, SETTING.inboxMarkerTtlSeconds, DEFAULTS.inboxMarkerTtlSeconds, {
-      min: 60,
-    }),
     taskHubName: optional(env, SETTING.taskHubName) ?? DEFAULTS.taskHubName,
     applicationInsightsConnectionString: optional(env, SETTING.applicationInsightsConnectionString),
     duplicateDetectionWindowMs: duplicateWindowMs(env),

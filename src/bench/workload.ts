@@ -5,7 +5,7 @@
  */
 import type { Entry } from '../domain/entry';
 import { entryDigest, entryMessageId } from '../domain/digest';
-import { decide, type OrderState } from '../domain/order';
+import { decide, linesOf, type OrderState, type TransactionRecord } from '../domain/order';
 import { entryMessage } from '../services/convoy/ledger';
 import { countBatches, STANDARD_TIER_MAX_BATCH_BYTES } from '../embedded/broker/broker';
 import type { LedgerInput } from '../embedded/app';
@@ -133,6 +133,8 @@ export function generateBenchWorkload(options: BenchWorkloadOptions): BenchWorkl
   const reference = new Map<string, string>();
   for (const order of perOrder) {
     let state: OrderState | undefined;
+    // The order's transaction records, as the store would hold them: the domain may be given them all.
+    const records = new Map<string, TransactionRecord>();
     for (const entry of order) {
       let ids = transactionIds.get(entry.orderId);
       if (ids === undefined) {
@@ -140,17 +142,24 @@ export function generateBenchWorkload(options: BenchWorkloadOptions): BenchWorkl
         transactionIds.set(entry.orderId, ids);
       }
       ids[entry.sequence - 1] = entry.transactionId;
-      const decision = decide(state, {
-        messageId: entryMessageId(entry.transactionId, entryDigest(entry)),
-        sessionId: entry.orderId,
-        body: entry,
-      });
+      const decision = decide(
+        state,
+        {
+          messageId: entryMessageId(entry.transactionId, entryDigest(entry)),
+          sessionId: entry.orderId,
+          body: entry,
+        },
+        records,
+      );
       if (decision.kind !== 'change' || decision.outcome !== 'applied') {
         throw new Error(`bench workload: ${entry.transactionId} is not applied by the domain`);
       }
       state = decision.state;
+      for (const record of [decision.created, ...decision.changed])
+        if (record !== null) records.set(record.transactionId, record);
     }
-    if (state !== undefined) reference.set(order[0].orderId, JSON.stringify(state));
+    if (state !== undefined)
+      reference.set(order[0].orderId, JSON.stringify({ ...state, lines: linesOf(records.values()) }));
   }
 
   return { options, ledger, entries, batchOf, transactionIds, reference, minimumSendCalls };

@@ -2,14 +2,15 @@
  * The data of the run's picture (`--html`): per order, each entry's outcome and when it happened,
  * and the saga's steps and compensations with their times; with the report's parked and
  * dead-lettered lists and its counts. Built at the end from what the store holds (each order's
- * transactions with their slot outcome, the saga records) and the telemetry timeline.
+ * transaction records with their slot outcome, the saga records) and the telemetry timeline.
  */
 import { isCompensation, type OperationName, type SagaStatus } from '../domain/saga';
 import type { EmbeddedApp } from '../embedded/app';
 import type { Report, ReportDeadLettered, ReportParked, ReportStats } from '../embedded/report';
 import type { TimelineRecord, TimelineRecorder } from '../embedded/timeline';
 import { readSagaRecord } from '../services/fulfillment/saga-record';
-import type { OrderDocument } from '../services/order-documents';
+import type { TransactionRecord } from '../domain/order';
+import { transactionRecordsByOrder, type OrderDocument } from '../services/order-documents';
 import { QUEUE } from '../services/queues';
 import { naturalCompare } from './summary';
 
@@ -81,7 +82,7 @@ function byOrder(records: readonly TimelineRecord[]): Map<string, TimelineRecord
 }
 
 function entriesOf(
-  document: OrderDocument,
+  transactions: Iterable<TransactionRecord>,
   records: readonly TimelineRecord[],
   deadLettered: readonly ReportDeadLettered[],
   durationMs: number,
@@ -91,9 +92,7 @@ function entriesOf(
   const parked = kind('parked');
   const bufferedAt = (sequence: number): number | null =>
     takeFirst(buffered, (record) => record.sequence === sequence)?.at ?? null;
-  const slots = Object.entries(document.transactions)
-    .map(([transactionId, record]) => ({ transactionId, ...record }))
-    .sort((a, b) => a.sequence - b.sequence);
+  const slots = [...transactions].sort((a, b) => a.sequence - b.sequence);
   const entries: PictureEntry[] = [];
 
   // Entries are applied in sequence order, and one `applied` record counts those one write applied.
@@ -174,6 +173,7 @@ export async function buildRunPicture(
       document,
     ]),
   );
+  const transactions = await transactionRecordsByOrder(app.orders);
   const records = byOrder(timeline.records);
   const orders: PictureOrder[] = [];
   for (const order of [...report.orders].sort((a, b) => naturalCompare(a.orderId, b.orderId))) {
@@ -192,7 +192,12 @@ export async function buildRunPicture(
       entries:
         document === undefined
           ? []
-          : entriesOf(document, records.get(order.orderId) ?? [], deadLettered, durationMs),
+          : entriesOf(
+              transactions.get(order.orderId)?.values() ?? [],
+              records.get(order.orderId) ?? [],
+              deadLettered,
+              durationMs,
+            ),
       saga:
         saga === undefined
           ? null

@@ -4,7 +4,7 @@
  */
 import { describeProblems, parseEntryMessage, type Entry } from './entry';
 import { entryDigest } from './digest';
-import { ownValue, setOwn } from './records';
+import { MAX_RECORD_WRITES, Slots } from './order-slots';
 
 export type OrderStatus = 'pending' | 'open' | 'submitted' | 'deleted';
 export type SlotOutcome = 'applied' | 'rejected' | 'buffered';
@@ -24,12 +24,29 @@ export interface OrderLine {
   unitPrice: number;
 }
 
-/** What the order remembers of every transaction it has seen: the idempotency record. */
+/** A line's values, as its transaction record keeps them. */
+export interface LineValues {
+  sku: string;
+  quantity: number;
+  unitPrice: number;
+}
+
+/**
+ * What the order remembers of one transaction it has seen, for ever: the idempotency record. It is
+ * stored as a document of its own beside the order (docs/documents.md), so the order itself stays the
+ * same size however many transactions it has.
+ */
 export interface TransactionRecord {
+  transactionId: string;
   digest: string;
   sequence: number;
   outcome: SlotOutcome;
+  /** The line an applied TransactionAdded made, as amended since; no other transaction has one. */
+  line?: LineValues;
 }
+
+/** The transaction records a decision was given, by transactionId (see `recordsNeeded`). */
+export type KnownRecords = ReadonlyMap<string, TransactionRecord>;
 
 /** The message's application properties, kept so that a later park keeps them too. */
 export type MessageProperties = Record<string, string | number | boolean>;
@@ -41,19 +58,21 @@ export interface BufferedEntry {
   properties: MessageProperties;
 }
 
+/** The order's header: nothing in it grows with the number of its entries but `buffered`, which only
+ * holds entries behind an open gap and is bounded by the entry limits. */
 export interface OrderState {
   orderId: string;
   /** `pending` until its OrderCreated is applied: the slots it has taken still need remembering. */
   status: OrderStatus;
   customerId: string | null;
   currency: string | null;
-  lines: OrderLine[];
+  /** How many lines the order has: its applied TransactionAdded entries. */
+  lineCount: number;
   total: number;
   /** The last sequence slot taken (applied or rejected); the next expected is this + 1. */
   appliedSequence: number;
   /** The sequence of the applied `final` entry, once there is one. */
   finalSequence: number | null;
-  transactions: Record<string, TransactionRecord>;
   /** Entries that arrived ahead of a gap, ordered by sequence. */
   buffered: BufferedEntry[];
 }
@@ -75,6 +94,14 @@ export interface Rejection {
   description: string;
 }
 
+/** The writes of one change to the order besides its header: the records it creates and changes. */
+export interface RecordWrites {
+  /** The incoming entry's own record, created: the store refuses it (409) when the entry was seen. */
+  created: TransactionRecord | null;
+  /** Records that exist and change: entries released from the buffer, lines amended. */
+  changed: TransactionRecord[];
+}
+
 export type Decision =
   | {
       kind: 'park';
@@ -83,7 +110,7 @@ export type Decision =
       transactionId: string | null;
     }
   | { kind: 'duplicate'; transactionId: string; previous: SlotOutcome }
-  | {
+  | ({
       kind: 'change';
       /** What happened to the incoming entry itself. */
       outcome: SlotOutcome;
@@ -94,7 +121,14 @@ export type Decision =
       rejected: Rejection[];
       /** True when this change submitted the order: its fulfillment is to start, once. */
       submitted: boolean;
-    };
+    } & RecordWrites);
+
+/** A release of buffered entries whose gap is filled, without an incoming entry. */
+export type Release = Omit<Extract<Decision, { kind: 'change' }>, 'kind' | 'outcome' | 'transactionId'> & {
+  kind: 'release';
+};
+
+export { MAX_RECORD_WRITES } from './order-slots';
 
 export function newOrderState(orderId: string): OrderState {
   return {
@@ -102,18 +136,35 @@ export function newOrderState(orderId: string): OrderState {
     status: 'pending',
     customerId: null,
     currency: null,
-    lines: [],
+    lineCount: 0,
     total: 0,
     appliedSequence: 0,
     finalSequence: null,
-    transactions: {},
     buffered: [],
   };
 }
 
 /** The missing sequence number an order with buffered entries waits for, else null. */
 export function waitingFor(state: OrderState): number | null {
-  return state.buffered.length > 0 ? state.appliedSequence + 1 : null;
+  return state.buffered.length > 0 && !releasable(state) ? state.appliedSequence + 1 : null;
+}
+
+/** True when the order's first buffered entry may take its slot now: its gap was filled by a change
+ * that could not release everything in one batch. */
+export function releasable(state: OrderState): boolean {
+  return state.buffered.length > 0 && state.buffered[0].entry.sequence === state.appliedSequence + 1;
+}
+
+/** The order's lines, from its transaction records, in sequence order. */
+export function linesOf(records: Iterable<TransactionRecord>): OrderLine[] {
+  const lines: Array<OrderLine & { sequence: number }> = [];
+  for (const record of records) {
+    if (record.line !== undefined)
+      lines.push({ transactionId: record.transactionId, ...record.line, sequence: record.sequence });
+  }
+  return lines
+    .sort((a, b) => a.sequence - b.sequence)
+    .map(({ transactionId, sku, quantity, unitPrice }) => ({ transactionId, sku, quantity, unitPrice }));
 }
 
 export type ParkDecision = Extract<Decision, { kind: 'park' }>;
@@ -147,10 +198,52 @@ export function admit(
 }
 
 /**
- * Decides the fate of one message on `order-transactions`, in the order of checks of docs/messages.md (the order of checks).
- * `state` is the stored state of the message's order, or undefined when it has none yet.
+ * The transactionIds whose records `decideEntry` must be given (absent ones are not stored): the
+ * incoming entry's own when its slot is taken (a duplicate or a conflict), and the target of every
+ * amendment the change would apply. A record not asked for may be given too; the incoming entry's
+ * own record, when it was seen and is not given, is found by the store refusing to create it.
  */
-export function decide(state: OrderState | undefined, message: IncomingMessage): Decision {
+export function recordsNeeded(state: OrderState, entry: Entry): string[] {
+  const { transactionId, sequence } = entry;
+  if (state.buffered.some((waiting) => waiting.entry.transactionId === transactionId)) return [];
+  if (sequence <= state.appliedSequence) return [transactionId];
+  if (sequence > state.appliedSequence + 1) return [];
+  return amendTargets([entry, ...releaseChain(state.buffered, sequence + 1)]);
+}
+
+/** The records `decideRelease` must be given: the targets of the amendments it would apply. */
+export function releaseNeeded(state: OrderState): string[] {
+  return amendTargets(releaseChain(state.buffered, state.appliedSequence + 1));
+}
+
+function amendTargets(entries: readonly Entry[]): string[] {
+  const targets = new Set<string>();
+  for (const entry of entries)
+    if (entry.type === 'TransactionAmended') targets.add(entry.data.targetTransactionId);
+  return [...targets];
+}
+
+/** The buffered entries from `from` on without a gap, as many as one change could release (each
+ * released entry writes at least its own record). */
+function releaseChain(buffered: readonly BufferedEntry[], from: number): Entry[] {
+  const chain: Entry[] = [];
+  for (const waiting of buffered) {
+    if (waiting.entry.sequence !== from + chain.length || chain.length >= MAX_RECORD_WRITES) break;
+    chain.push(waiting.entry);
+  }
+  return chain;
+}
+
+/**
+ * Decides the fate of one message on `order-transactions`, in the order of checks of docs/messages.md (the order of checks).
+ * `state` is the stored state of the message's order, or undefined when it has none yet; `known`
+ * holds the records `recordsNeeded` asks for.
+ */
+export function decide(
+  state: OrderState | undefined,
+  message: IncomingMessage,
+  known: KnownRecords = new Map(),
+): Decision {
   const admitted = admit(message);
   if (admitted.kind === 'park') return admitted;
   const { entry, digest } = admitted;
@@ -160,34 +253,47 @@ export function decide(state: OrderState | undefined, message: IncomingMessage):
     digest,
     message.messageId,
     message.applicationProperties,
+    known,
   );
 }
 
-/** Checks 3 to 6 of docs/messages.md (the order of checks) for a valid entry already known to be in its own session. */
+/** Check 3 for a transaction already seen: the same digest is a duplicate, another is a mismatch. */
+export function judgeSeen(
+  seen: Pick<TransactionRecord, 'digest' | 'sequence' | 'outcome'>,
+  transactionId: string,
+  digest: string,
+): Decision {
+  if (seen.digest === digest) return { kind: 'duplicate', transactionId, previous: seen.outcome };
+  return {
+    kind: 'park',
+    reason: 'digest-mismatch',
+    description: `transactionId ${transactionId} was already ${seen.outcome} at sequence ${seen.sequence} with other content (digest ${seen.digest.slice(0, 16)}, this one ${digest.slice(0, 16)})`,
+    transactionId,
+  };
+}
+
+/**
+ * Checks 3 to 6 of docs/messages.md (the order of checks) for a valid entry already known to be in
+ * its own session. Its cost does not grow with the order: it reads the header, the few records in
+ * `known` and the bounded buffer, and copies nothing else.
+ */
 export function decideEntry(
   state: OrderState,
   entry: Entry,
   digest: string,
   messageId: string,
   properties: MessageProperties = {},
+  known: KnownRecords = new Map(),
 ): Decision {
   const { transactionId, sequence } = entry;
-  const seen = ownValue(state.transactions, transactionId);
-  if (seen) {
-    if (seen.digest === digest) return { kind: 'duplicate', transactionId, previous: seen.outcome };
-    return {
-      kind: 'park',
-      reason: 'digest-mismatch',
-      description: `transactionId ${transactionId} was already ${seen.outcome} at sequence ${seen.sequence} with other content (digest ${seen.digest.slice(0, 16)}, this one ${digest.slice(0, 16)})`,
-      transactionId,
-    };
-  }
-  const bufferedRival = state.buffered.find((waiting) => waiting.entry.sequence === sequence);
+  const waiting = state.buffered.find((buffered) => buffered.entry.transactionId === transactionId);
+  const seen = waiting
+    ? { digest: waiting.digest, sequence: waiting.entry.sequence, outcome: 'buffered' as const }
+    : known.get(transactionId);
+  if (seen) return judgeSeen(seen, transactionId, digest);
+  const bufferedRival = state.buffered.find((buffered) => buffered.entry.sequence === sequence);
   if (sequence <= state.appliedSequence || bufferedRival) {
-    const holder = bufferedRival
-      ? `buffered ${bufferedRival.entry.transactionId}`
-      : (Object.entries(state.transactions).find(([, record]) => record.sequence === sequence)?.[0] ??
-        'another transaction');
+    const holder = bufferedRival ? `buffered ${bufferedRival.entry.transactionId}` : 'another transaction';
     return {
       kind: 'park',
       reason: 'sequence-conflict',
@@ -196,115 +302,31 @@ export function decideEntry(
     };
   }
 
-  const next: OrderState = {
-    ...state,
-    lines: state.lines,
-    transactions: { ...state.transactions },
-    buffered: state.buffered,
-  };
+  const incoming: BufferedEntry = { messageId, digest, entry, properties };
   if (sequence > state.appliedSequence + 1) {
-    setOwn(next.transactions, transactionId, { digest, sequence, outcome: 'buffered' });
-    next.buffered = [...state.buffered, { messageId, digest, entry, properties }].sort(
-      (a, b) => a.entry.sequence - b.entry.sequence,
-    );
+    const buffered = [...state.buffered, incoming].sort((a, b) => a.entry.sequence - b.entry.sequence);
     return {
       kind: 'change',
       outcome: 'buffered',
       transactionId,
-      state: next,
+      state: { ...state, buffered },
       applied: [],
       rejected: [],
       submitted: false,
+      created: { transactionId, digest, sequence, outcome: 'buffered' },
+      changed: [],
     };
   }
-
-  const applied: Array<{ transactionId: string; sequence: number }> = [];
-  const rejected: Rejection[] = [];
-  let submitted = false;
-  const take = (waiting: BufferedEntry): SlotOutcome => {
-    const result = applyAtSlot(next, waiting.entry);
-    next.appliedSequence = waiting.entry.sequence;
-    const outcome: SlotOutcome = result.rejection === undefined ? 'applied' : 'rejected';
-    setOwn(next.transactions, waiting.entry.transactionId, {
-      digest: waiting.digest,
-      sequence: waiting.entry.sequence,
-      outcome,
-    });
-    if (result.rejection === undefined) {
-      applied.push({ transactionId: waiting.entry.transactionId, sequence: waiting.entry.sequence });
-      submitted ||= result.submitted;
-    } else {
-      rejected.push({
-        messageId: waiting.messageId,
-        entry: waiting.entry,
-        properties: waiting.properties,
-        transactionId: waiting.entry.transactionId,
-        sequence: waiting.entry.sequence,
-        description: result.rejection,
-      });
-    }
-    return outcome;
-  };
-
-  const outcome = take({ messageId, digest, entry, properties });
-  while (next.buffered.length > 0 && next.buffered[0].entry.sequence === next.appliedSequence + 1) {
-    const [released, ...rest] = next.buffered;
-    next.buffered = rest;
-    take(released);
-  }
-  return { kind: 'change', outcome, transactionId, state: next, applied, rejected, submitted };
+  const slots = new Slots(state, known);
+  const outcome = slots.take(incoming, true);
+  const result = slots.release();
+  return { kind: 'change', outcome, transactionId, ...result };
 }
 
-/**
- * Applies the business rules of one entry at its slot, mutating `state` (a fresh copy owned by
- * `decideEntry`). Returns why it was rejected, or whether it submitted the order.
- */
-function applyAtSlot(state: OrderState, entry: Entry): { rejection?: string; submitted: boolean } {
-  const reject = (why: string) => ({
-    rejection: `${entry.type} at sequence ${entry.sequence}: ${why}`,
-    submitted: false,
-  });
-  if (state.status === 'deleted') return reject(`order ${state.orderId} is deleted`);
-  if (state.finalSequence !== null) {
-    return reject(`order ${state.orderId} was closed by its final entry at sequence ${state.finalSequence}`);
-  }
-  if (entry.type === 'OrderCreated') {
-    if (entry.sequence !== 1) return reject('OrderCreated must be at sequence 1');
-    state.status = 'open';
-    state.customerId = entry.data.customerId;
-    state.currency = entry.data.currency;
-  } else if (state.status === 'pending') {
-    return reject(`order ${state.orderId} does not exist: its OrderCreated was not applied`);
-  } else {
-    switch (entry.type) {
-      case 'TransactionAdded':
-        state.lines = [...state.lines, { transactionId: entry.transactionId, ...entry.data }];
-        break;
-      case 'TransactionAmended': {
-        const { targetTransactionId, quantity, unitPrice } = entry.data;
-        const index = state.lines.findIndex((line) => line.transactionId === targetTransactionId);
-        if (index < 0)
-          return reject(`amends ${targetTransactionId}, which is not a line of order ${state.orderId}`);
-        const line = state.lines[index];
-        state.lines = state.lines.map((existing, i) =>
-          i === index
-            ? { ...line, quantity: quantity ?? line.quantity, unitPrice: unitPrice ?? line.unitPrice }
-            : existing,
-        );
-        break;
-      }
-      case 'OrderDeleted':
-        state.status = 'deleted';
-        break;
-    }
-  }
-  state.total = state.lines.reduce((sum, line) => sum + line.quantity * line.unitPrice, 0);
-  if (entry.final === true && state.status !== 'deleted') {
-    state.finalSequence = entry.sequence;
-    state.status = 'submitted';
-    return { submitted: true };
-  }
-  return { submitted: false };
+/** Releases the buffered entries whose gap is filled, as many as one change may write; null when none is. */
+export function decideRelease(state: OrderState, known: KnownRecords = new Map()): Release | null {
+  if (!releasable(state)) return null;
+  return { kind: 'release', ...new Slots(state, known).release() };
 }
 
 function transactionIdOf(body: unknown): string | null {

@@ -12,7 +12,7 @@ import { canonicalJson, entryDigest, entryMessageId } from '../domain/digest';
 import { parseEntryMessage, type Entry } from '../domain/entry';
 import { ownValue } from '../domain/records';
 import { parkIdFor } from '../services/convoy/parking';
-import type { OrderDocument } from '../services/order-documents';
+import type { TransactionRecord } from '../domain/order';
 
 export interface EntryAccount {
   entries: number;
@@ -33,7 +33,8 @@ export interface AccountInput {
 
 export interface AccountSources {
   inputs: readonly AccountInput[];
-  orders: ReadonlyMap<string, OrderDocument>;
+  /** Every order's transaction records, by orderId then transactionId. */
+  records: ReadonlyMap<string, ReadonlyMap<string, TransactionRecord>>;
   parkedIds: ReadonlySet<string>;
   /** messageIds in the dead-letter queue of `order-transactions`. */
   deadLetteredEntryIds: ReadonlySet<string>;
@@ -64,8 +65,7 @@ function entriesOf(body: unknown): unknown[] | undefined {
 
 function outcomeOfValid(entry: Entry, raw: unknown, sources: AccountSources): EntryOutcome | undefined {
   const digest = entryDigest(entry);
-  const order = sources.orders.get(entry.orderId);
-  const record = order === undefined ? undefined : ownValue(order.transactions, entry.transactionId);
+  const record = sources.records.get(entry.orderId)?.get(entry.transactionId);
   if (record !== undefined && record.digest === digest) {
     return record.outcome === 'rejected' ? 'parked' : record.outcome;
   }

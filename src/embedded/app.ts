@@ -22,7 +22,12 @@ import { readSagaRecord } from '../services/fulfillment/saga-record';
 import { ledgerProcessor } from '../functions/ledger-processor';
 import { orderTransactions } from '../functions/order-transactions';
 import { createOrderCache } from '../services/convoy/order-cache';
-import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, type OrderDocument } from '../services/order-documents';
+import {
+  ORDERS_CONTAINER,
+  ORDERS_PARTITION_KEY_PATH,
+  transactionRecordsByOrder,
+  type OrderDocument,
+} from '../services/order-documents';
 import { fulfillmentStarter } from '../services/fulfillment/starter';
 import { QUEUE } from '../services/queues';
 import type { DocumentContainer, FulfillmentStarter, MessageSender, Telemetry } from '../services/ports';
@@ -80,7 +85,6 @@ export interface EmbeddedAppOptions {
   /** Short locally, so that a crashed delivery comes back soon. */
   lockDurationMs?: number;
   maxDeliveryCount?: number;
-  inboxMarkerTtlSeconds?: number;
   /** Stock per sku and the credit limit of the built-in downstream services. */
   catalog?: Record<string, number>;
   creditLimit?: number;
@@ -152,7 +156,6 @@ export const EMBEDDED_DEFAULTS = {
   storeLatencyMs: 0,
   lockDurationMs: 200,
   maxDeliveryCount: 10,
-  inboxMarkerTtlSeconds: 3600,
   retry: { firstIntervalMs: 20, backoffCoefficient: 2, maxIntervalMs: 200, maxAttempts: 5 },
 } as const;
 
@@ -255,7 +258,6 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
           telemetry: functionTelemetry,
           cache,
           fulfillment: fulfillmentFor(context),
-          inboxMarkerTtlSeconds: options.inboxMarkerTtlSeconds ?? EMBEDDED_DEFAULTS.inboxMarkerTtlSeconds,
         }),
         backoff,
       ),
@@ -354,9 +356,14 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     },
     async report() {
       const documents = await orders.query<OrderDocument>({ where: { kind: 'order' } });
+      const records = await transactionRecordsByOrder(orders);
       const reportOrders = await Promise.all(
         documents.map(async ({ document }) =>
-          reportOrder(document, sagaOf(await readSagaRecord(orders, document.orderId))),
+          reportOrder(
+            document,
+            records.get(document.orderId)?.values() ?? [],
+            sagaOf(await readSagaRecord(orders, document.orderId)),
+          ),
         ),
       );
       const stats = broker.stats();
@@ -373,7 +380,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       const parked = broker.peek(QUEUE.parked).map(reportParked);
       const { account, twoOutcomes } = buildAccount({
         inputs: sentLedger,
-        orders: new Map(documents.map(({ document }) => [document.orderId, document])),
+        records,
         parkedIds: new Set(parked.map((message) => message.messageId)),
         deadLetteredEntryIds: new Set(
           deadLettered.filter((m) => m.queue === QUEUE.orderTransactions).map((m) => m.messageId),

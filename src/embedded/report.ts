@@ -1,6 +1,6 @@
 /** The run report of docs/cli.md, built from what the embedded store and broker hold at the end. */
 import { compareText } from '../domain/compare';
-import { waitingFor, type OrderLine } from '../domain/order';
+import { linesOf, waitingFor, type OrderLine, type TransactionRecord } from '../domain/order';
 import type { SagaStatus } from '../domain/saga';
 import type { OrderDocument } from '../services/order-documents';
 import { parkInfoOf } from '../services/operations/held-messages';
@@ -70,6 +70,7 @@ export interface ParkedMessageView {
 
 export function reportOrder(
   document: OrderDocument,
+  records: Iterable<TransactionRecord>,
   saga: { status: SagaStatus; reason: string | null } | null,
 ): ReportOrder {
   return {
@@ -77,12 +78,7 @@ export function reportOrder(
     status: document.status,
     customerId: document.customerId,
     currency: document.currency,
-    lines: document.lines.map(({ transactionId, sku, quantity, unitPrice }) => ({
-      transactionId,
-      sku,
-      quantity,
-      unitPrice,
-    })),
+    lines: linesOf(records),
     total: document.total,
     appliedSequence: document.appliedSequence,
     waitingFor: waitingFor(document),

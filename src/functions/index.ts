@@ -82,7 +82,6 @@ registerFunctions({
       telemetry,
       cache,
       fulfillment: fulfillmentStarter(durableOrchestrationClient(context)),
-      inboxMarkerTtlSeconds: settings.inboxMarkerTtlSeconds,
     })),
   ],
   http: [

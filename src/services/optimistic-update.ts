@@ -4,7 +4,8 @@
  * a lost race as 412 (ifMatch no longer matches), 409 (a create found the id taken) or 404 (the
  * document was deleted under a replace): https://learn.microsoft.com/en-us/rest/api/cosmos-db/http-status-codes-for-cosmosdb
  *
- * The change function is pure and says both what to write and what the caller learns:
+ * The change function says both what to write and what the caller learns (it may first read what
+ * its decision needs, e.g. the records of the order's consumer, then decides purely):
  * `{ next, result }`, `next` undefined to write nothing. Nothing is smuggled out through a variable
  * of the caller's, so a decision made on a version that lost the race is never mistaken for the last.
  */
@@ -42,12 +43,12 @@ export interface Contention {
  */
 export async function updateOptimistically<T extends Document, R>(
   target: OptimisticTarget<T, R>,
-  change: (current: Stored<T> | undefined) => Change<T, R>,
+  change: (current: Stored<T> | undefined) => Change<T, R> | Promise<Change<T, R>>,
   contention: Contention,
 ): Promise<R> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
     const current = await target.read(attempt);
-    const { next, result } = change(current);
+    const { next, result } = await change(current);
     if (next === undefined) return result;
     const outcome = await target.write(next, current, result);
     if (outcome.kind === 'written') return result;

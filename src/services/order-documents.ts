@@ -1,8 +1,8 @@
 /** The documents of one order's partition (`/orderId`) in the `orders` container. */
 import { PermanentError } from '../domain/errors';
-import type { OrderState } from '../domain/order';
-import { entryMessageId, sha256Hex } from '../domain/digest';
-import type { Document, FulfillmentInput } from './ports';
+import { linesOf, type OrderLine, type OrderState, type TransactionRecord } from '../domain/order';
+import { sha256Hex } from '../domain/digest';
+import type { Document, DocumentContainer, FulfillmentInput } from './ports';
 import type { ParkRequest } from './convoy/parking';
 
 export const ORDERS_CONTAINER = 'orders';
@@ -43,37 +43,94 @@ export function outboxWithout(pending: Outbox | null, done: Outbox): Outbox | nu
   return parks.length > 0 || startFulfillment !== null ? { parks, startFulfillment } : null;
 }
 
+/** The order's header: `id` = `orderId`. Its size does not grow with the order's entries. */
 export interface OrderDocument extends Document, OrderState {
   kind: 'order';
   correlationId: string | null;
   outbox: Outbox | null;
 }
 
-/** The dedup marker written in the same transactional batch as the order change. */
-export interface InboxMarker extends Document {
-  kind: 'inbox';
+/**
+ * One transaction the order has seen, for ever (no ttl): its idempotency record and, for an applied
+ * TransactionAdded, its line. Created in the same transactional batch as the header write that takes
+ * its slot or buffers it, so a second delivery of the entry fails that batch on the record's id (409).
+ */
+export interface TransactionDocument extends Document, TransactionRecord {
+  kind: 'transaction';
   orderId: string;
-  consumer: string;
-  messageId: string;
-  transactionId: string;
-  digest: string;
-  outcome: string;
 }
 
+export const TRANSACTION_KIND = 'transaction';
+
 /**
- * The marker is keyed on the entry's business identity, its transactionId and digest (both from the
- * body), not on the messageId it travelled under: a replay or a late re-send under a fresh messageId
- * is still the same entry. For an entry the ledger processor sent, the key is its messageId
- * (docs/messages.md (the ledger message)), so markers written before this keying still match.
+ * `txn:<transactionId>`. A transactionId may hold `/ \ ? #`, which Cosmos DB refuses in an item id
+ * (document-rules): such a record is named by the transactionId's SHA-256 instead (64 hex digits:
+ * never two transactions under one id), as is one that starts with `sha256:`, which such a name
+ * could be mistaken for. A transactionId is at most 100 characters, so an id stays
+ * well within Cosmos's 255.
  */
-/**
- * A transactionId may hold `/ \ ? #`, which Cosmos DB refuses in an item id (document-rules): such a
- * marker is named by the transactionId's SHA-256 instead, so every id the contract allows works.
- */
-export function inboxMarkerId(consumer: string, transactionId: string, digest: string): string {
-  const readable = `inbox:${consumer}:${entryMessageId(transactionId, digest)}`;
-  if (!/[/\\?#]/.test(readable)) return readable;
-  return `inbox:${consumer}:sha256:${sha256Hex(transactionId).slice(0, 32)}:${digest.slice(0, 16)}`;
+export function transactionRecordId(transactionId: string): string {
+  if (!/[/\\?#]/.test(transactionId) && !transactionId.startsWith('sha256:')) return `txn:${transactionId}`;
+  return `txn:sha256:${sha256Hex(transactionId)}`;
+}
+
+export function transactionDocument(orderId: string, record: TransactionRecord): TransactionDocument {
+  return { id: transactionRecordId(record.transactionId), kind: 'transaction', orderId, ...record };
+}
+
+/** The record as the domain knows it: the stored fields without the store's. */
+export function transactionRecordOf(document: TransactionDocument): TransactionRecord {
+  const { transactionId, digest, sequence, outcome, line } = document;
+  return line === undefined
+    ? { transactionId, digest, sequence, outcome }
+    : { transactionId, digest, sequence, outcome, line };
+}
+
+/** The order's records of these transactions, by point reads; absent ones are not stored. */
+export async function readRecords(
+  orders: DocumentContainer,
+  orderId: string,
+  transactionIds: Iterable<string>,
+): Promise<Map<string, TransactionRecord>> {
+  const found = new Map<string, TransactionRecord>();
+  await Promise.all(
+    [...new Set(transactionIds)].map(async (transactionId) => {
+      const stored = await orders.read<TransactionDocument>(orderId, transactionRecordId(transactionId));
+      if (stored !== undefined) found.set(transactionId, transactionRecordOf(stored.document));
+    }),
+  );
+  return found;
+}
+
+/** Every transaction record of the order: one query in its partition. */
+export async function readTransactionRecords(
+  orders: DocumentContainer,
+  orderId: string,
+): Promise<TransactionRecord[]> {
+  const stored = await orders.query<TransactionDocument>({
+    partitionKey: orderId,
+    where: { kind: TRANSACTION_KIND },
+  });
+  return stored.map(({ document }) => transactionRecordOf(document));
+}
+
+/** Every order's transaction records, by orderId then transactionId: one cross-partition query, for
+ * the embedded runtime's report (no Azure code path reads every order). */
+export async function transactionRecordsByOrder(
+  orders: DocumentContainer,
+): Promise<Map<string, Map<string, TransactionRecord>>> {
+  const byOrder = new Map<string, Map<string, TransactionRecord>>();
+  for (const { document } of await orders.query<TransactionDocument>({ where: { kind: TRANSACTION_KIND } })) {
+    let records = byOrder.get(document.orderId);
+    if (records === undefined) byOrder.set(document.orderId, (records = new Map()));
+    records.set(document.transactionId, transactionRecordOf(document));
+  }
+  return byOrder;
+}
+
+/** The order's lines, in sequence order, from its transaction records. */
+export async function readOrderLines(orders: DocumentContainer, orderId: string): Promise<OrderLine[]> {
+  return linesOf(await readTransactionRecords(orders, orderId));
 }
 
 /** What `fulfillOrder` starts with. Only an order whose OrderCreated was applied has one: a customer
@@ -90,7 +147,6 @@ export function fulfillmentInputOf(state: OrderState, correlationId: string | nu
     customerId: state.customerId,
     currency: state.currency,
     total: state.total,
-    lines: state.lines.map((line) => ({ ...line })),
     correlationId,
   };
 }

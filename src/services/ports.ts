@@ -114,13 +114,22 @@ export interface DeliveredMessage {
 // Fulfillment and telemetry
 // ---------------------------------------------------------------------------------------------
 
+/** What `fulfillOrder` starts with. Its lines are not in it: the activities that need them read
+ * them from the order's transaction records (they never change once the order is submitted), so
+ * neither the order's header nor the orchestration's history grows with the order. */
 export interface FulfillmentInput {
   orderId: string;
   customerId: string;
   currency: string;
   total: number;
-  lines: Array<{ transactionId: string; sku: string; quantity: number; unitPrice: number }>;
   correlationId: string | null;
+}
+
+export interface OrderLineInput {
+  transactionId: string;
+  sku: string;
+  quantity: number;
+  unitPrice: number;
 }
 
 export interface FulfillmentStarter {

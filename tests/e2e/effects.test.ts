@@ -10,7 +10,8 @@ import type { Entry } from '../../src/domain/entry';
 import { faultRandom, type OutageName } from '../../src/embedded/faults';
 import { OUTAGE_START_CALLS } from '../../src/embedded/outages';
 import { replayDeadLettered } from '../../src/services/operations/replay';
-import type { OrderDocument } from '../../src/services/order-documents';
+import type { OrderLine } from '../../src/domain/order';
+import { readOrderLines, type OrderDocument } from '../../src/services/order-documents';
 import { added, amended, created, ledger, messageIdOf } from '../support/e2e';
 import { fakeDateOnly, moveClockPastDuplicateWindow, opsWorld, run, type OpsWorld } from '../support/ops';
 
@@ -60,8 +61,13 @@ async function sagaOf(w: OpsWorld, orderId: string): Promise<string | null> {
   return report.orders.find((order) => order.orderId === orderId)?.saga?.status ?? null;
 }
 
-async function orderOf(w: OpsWorld, orderId: string): Promise<OrderDocument | undefined> {
-  return (await w.app.orders.read<OrderDocument>(orderId, orderId))?.document;
+/** The order's header with its lines, read from its transaction records. */
+async function orderOf(
+  w: OpsWorld,
+  orderId: string,
+): Promise<(OrderDocument & { lines: OrderLine[] }) | undefined> {
+  const header = (await w.app.orders.read<OrderDocument>(orderId, orderId))?.document;
+  return header && { ...header, lines: await readOrderLines(w.app.orders, orderId) };
 }
 
 const submitting: Entry = added('O-1', 'T-12', 2, 1, 100, true);

@@ -5,7 +5,9 @@
  */
 import { TransientError } from '../../src/domain/errors';
 import type { Entry } from '../../src/domain/entry';
-import type { OrderDocument } from '../../src/services/order-documents';
+import type { OrderLine } from '../../src/domain/order';
+import { entryDigest } from '../../src/domain/digest';
+import { readOrderLines, transactionRecordId, type OrderDocument } from '../../src/services/order-documents';
 import { parkedMessage, parkIdFor } from '../../src/services/convoy/parking';
 import type { BatchOperation, BatchResult } from '../../src/services/ports';
 import { replayDeadLettered, replayParked } from '../../src/services/operations/replay';
@@ -31,8 +33,13 @@ afterEach(async () => {
 const invocations = (w: OpsWorld, name: 'orderTransactions' | 'ledgerProcessor'): number =>
   w.app.host.stats().byFunction[name].invocations;
 
-async function orderOf(w: OpsWorld, orderId: string): Promise<OrderDocument | undefined> {
-  return (await w.app.orders.read<OrderDocument>(orderId, orderId))?.document;
+/** The order's header with its lines, read from its transaction records. */
+async function orderOf(
+  w: OpsWorld,
+  orderId: string,
+): Promise<(OrderDocument & { lines: OrderLine[] }) | undefined> {
+  const header = (await w.app.orders.read<OrderDocument>(orderId, orderId))?.document;
+  return header && { ...header, lines: await readOrderLines(w.app.orders, orderId) };
 }
 
 describe('replaying a parked message', () => {
@@ -111,7 +118,12 @@ describe('replaying a parked message', () => {
     await app.drain();
     expect(app.telemetry.total('entries.duplicate')).toBe(duplicatesBefore + 2);
     expect(await parkedReasons(operations)).toEqual({});
-    expect(await orderOf(world, 'O-R')).toMatchObject({ status: 'pending', appliedSequence: 2, lines: [] });
+    expect(await orderOf(world, 'O-R')).toMatchObject({
+      status: 'pending',
+      appliedSequence: 2,
+      lineCount: 0,
+    });
+    expect(await readOrderLines(world.app.orders, 'O-R')).toEqual([]);
   });
 
   it('sequence-conflict with a buffered rival: refused before and after the gap fills; forced, parked again', async () => {
@@ -135,7 +147,9 @@ describe('replaying a parked message', () => {
     expect(await orderOf(world, 'O-S')).toMatchObject({ appliedSequence: 3, buffered: [] });
     const refused = await replayParked(deps, id);
     expect(refused).toMatchObject({ replayed: false, refusal: 'would-park-again' });
-    expect(refused.replayed === false && refused.reason).toContain('already taken by T-S3a');
+    expect(refused.replayed === false && refused.reason).toContain(
+      'sequence 3 of order O-S is already taken',
+    );
 
     const sentAs = `replay-p${(await operations.findParked(id))!.sequenceNumber}:${id}`;
     await expect(replayParked(deps, id, { force: true })).resolves.toMatchObject({
@@ -145,7 +159,10 @@ describe('replaying a parked message', () => {
     });
     await app.drain();
     expect(await parkedReasons(operations)).toEqual({ [sentAs]: 'sequence-conflict' });
-    expect((await orderOf(world, 'O-S'))?.lines.map((line) => line.transactionId)).toEqual(['T-S2', 'T-S3a']);
+    expect((await readOrderLines(world.app.orders, 'O-S')).map((line) => line.transactionId)).toEqual([
+      'T-S2',
+      'T-S3a',
+    ]);
   });
 
   it('digest-mismatch: a reused transactionId stays refused', async () => {
@@ -223,7 +240,11 @@ describe('replaying a parked message', () => {
     expect(await orderOf(world, 'O-V')).toMatchObject({ status: 'open', customerId: 'C-O-V' });
     // Forwarded under the id the ledger gives the entry, as the first time would have.
     expect(app.broker.stats()['order-transactions'].sent).toBe(1);
-    expect(await app.orders.read('O-V', `inbox:orderTransactions:${messageIdOf(entry)}`)).toBeDefined();
+    expect((await app.orders.read('O-V', transactionRecordId('T-V1')))?.document).toMatchObject({
+      transactionId: 'T-V1',
+      digest: entryDigest(entry),
+      outcome: 'applied',
+    });
   });
 
   it('an unknown messageId is not found', async () => {

@@ -10,7 +10,14 @@ import { fulfillmentInstanceId } from '../../src/domain/saga';
 import { cancelOrder, type OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
 import { CANCEL_EVENT } from '../../src/services/fulfillment/starter';
 import type { Downstream } from '../../src/services/fulfillment/ports';
-import { fulfillmentInput, line, NOW, orderDocument, recordsOfKind } from '../support/saga';
+import {
+  fulfillmentInput,
+  line,
+  NOW,
+  orderDocument,
+  recordsOfKind,
+  storeOrderDocuments,
+} from '../support/saga';
 import { sagaHarness, stopHarnesses, type SagaHarness } from '../support/saga-orchestration';
 
 afterEach(stopHarnesses);
@@ -61,7 +68,7 @@ function gated(step: 'confirm' | 'ship', at: ReturnType<typeof gate>): (builtIn:
 
 async function submitted(h: SagaHarness, orderId: string): Promise<void> {
   const lines = [line('SKU-A', 2, 50)];
-  await h.w.orders.create(orderDocument(orderId, 'submitted', lines));
+  await storeOrderDocuments(h.w.orders, orderDocument(orderId, 'submitted', lines), lines);
   await h.start(fulfillmentInput(orderId, lines));
 }
 

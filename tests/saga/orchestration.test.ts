@@ -5,7 +5,7 @@
 import { fulfillmentInstanceId } from '../../src/domain/saga';
 import { STEPS } from '../../src/domain/saga';
 import { CANCEL_CONFIRMED_ORDER, cancellationInstanceId } from '../../src/services/fulfillment/starter';
-import { fulfillmentInput, line, stockOf } from '../support/saga';
+import { fulfillmentInput, line, linesIn, stockOf } from '../support/saga';
 import { failingRecordWrites, POLICY, sagaHarness, stopHarnesses } from '../support/saga-orchestration';
 
 afterEach(stopHarnesses);
@@ -16,7 +16,7 @@ describe('every saga ends', () => {
     const refused = failingRecordWrites((next) => next.status === 'completed' && left-- > 0);
     const h = sagaHarness({ orders: refused.wrap });
 
-    await h.start(fulfillmentInput('O-1', [line('SKU-A', 1)]));
+    await h.start(await linesIn(h.w, 'O-1', [line('SKU-A', 1)]));
     await h.driver.runUntilIdle();
 
     expect(refused.failures()).toBe(4);
@@ -40,7 +40,7 @@ describe('every saga ends', () => {
     });
 
     // Over the credit limit: the charge fails for good, and the release of the stock keeps failing.
-    await h.start(fulfillmentInput('O-2', [line('SKU-A', 1, 5000)]));
+    await h.start(await linesIn(h.w, 'O-2', [line('SKU-A', 1, 5000)]));
     await h.driver.runUntilIdle();
 
     expect(refused.failures()).toBeGreaterThan(0);
@@ -54,7 +54,7 @@ describe('one seed, one run', () => {
     const faults = { activityTransient: 0.3, activityResultLost: 0.2, seed: 11 };
     const attemptsOf = async (orderIds: string[]): Promise<unknown> => {
       const h = sagaHarness({ faults, policy: { retry: { ...POLICY.retry, maxAttempts: 10 } } });
-      for (const orderId of orderIds) await h.start(fulfillmentInput(orderId, [line('SKU-A', 1)]));
+      for (const orderId of orderIds) await h.start(await linesIn(h.w, orderId, [line('SKU-A', 1)]));
       await h.driver.runUntilIdle();
       const record = await h.record('O-1');
       return {
@@ -75,8 +75,8 @@ describe('one seed, one run', () => {
 describe('holds of finished orders leave the stock document', () => {
   it('a completed order holds nothing in the stock; cancelled after confirmation, its stock comes back', async () => {
     const h = sagaHarness();
-    await h.start(fulfillmentInput('O-1', [line('SKU-A', 2)]));
-    await h.start(fulfillmentInput('O-2', [line('SKU-A', 1, 5000)])); // over the credit limit
+    await h.start(await linesIn(h.w, 'O-1', [line('SKU-A', 2)]));
+    await h.start(await linesIn(h.w, 'O-2', [line('SKU-A', 1, 5000)])); // over the credit limit
     await h.driver.runUntilIdle();
 
     expect((await h.record('O-1')).status).toBe('completed');

@@ -15,7 +15,16 @@ import { responseOf } from '../../src/functions/http/http-support';
 import type { OrchestrationClient, OrchestrationStatus } from '../../src/services/ports';
 import { recordSagaStatus, runOperation } from '../../src/services/fulfillment/saga-activities';
 import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
-import { NOW, NOW_ISO, line, orderDocument, sagaDeps, world, type World } from '../support/saga';
+import {
+  NOW,
+  NOW_ISO,
+  line,
+  orderDocument,
+  sagaDeps,
+  storeOrderDocuments,
+  world,
+  type World,
+} from '../support/saga';
 import { invokeHttp, viaHttp } from '../support/http';
 
 const getOrder = viaHttp(ordersApi.getOrder);
@@ -73,9 +82,10 @@ function harness(): Harness {
 
 /** An order of total 250 (5 × SKU-A at 30, 2 × SKU-B at 50). */
 async function storeOrder(h: Harness, orderId: string, status: OrderStatus = 'submitted'): Promise<void> {
-  const document = orderDocument(orderId, status, [line('SKU-A', 5, 30), line('SKU-B', 2, 50)]);
+  const lines = [line('SKU-A', 5, 30), line('SKU-B', 2, 50)];
+  const document = orderDocument(orderId, status, lines);
   expect(document.total).toBe(250);
-  expect((await h.w.orders.create(document)).status).toBe(201);
+  await storeOrderDocuments(h.w.orders, document, lines);
 }
 
 /** Runs the saga's own activities against the built-in downstream: the steps given, then the status. */

@@ -15,7 +15,15 @@ import {
 } from '../../src/services/fulfillment/orders-api';
 import type { Downstream } from '../../src/services/fulfillment/ports';
 import { invokeHttp } from '../support/http';
-import { fulfillmentInput, line, NOW, orderDocument, recordsOfKind, stockOf } from '../support/saga';
+import {
+  fulfillmentInput,
+  line,
+  NOW,
+  orderDocument,
+  recordsOfKind,
+  stockOf,
+  storeOrderDocuments,
+} from '../support/saga';
 import { sagaHarness, stopHarnesses, type SagaHarness } from '../support/saga-orchestration';
 
 afterEach(stopHarnesses);
@@ -45,7 +53,7 @@ function api(h: SagaHarness): OrdersApiDeps {
 }
 
 async function submitted(h: SagaHarness, orderId: string, lines = [line('SKU-A', 1)]): Promise<void> {
-  await h.w.orders.create(orderDocument(orderId, 'submitted', lines));
+  await storeOrderDocuments(h.w.orders, orderDocument(orderId, 'submitted', lines), lines);
   await h.start(fulfillmentInput(orderId, lines));
 }
 

@@ -15,6 +15,7 @@ import {
   NOW_ISO,
   counting,
   fulfillmentInput,
+  linesIn,
   line,
   recordsOfKind,
   sagaDeps,
@@ -43,7 +44,7 @@ function failOn(
 describe('runOperation', () => {
   it('records the step in saga:<orderId> in the orders container with its status, attempts and result', async () => {
     const w = world();
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2), line('SKU-B', 1)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2), line('SKU-B', 1)]);
 
     const outcome = await runOperation(sagaDeps(w), 'reserveInventory', { order });
 
@@ -76,7 +77,7 @@ describe('runOperation', () => {
   it('records each step with the compensation that undoes it, and none for confirmOrder or a compensation', async () => {
     const w = world();
     const deps = sagaDeps(w);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2)]);
     for (const step of ['reserveInventory', 'chargePayment', 'createShipment', 'confirmOrder'] as const) {
       expect((await runOperation(deps, step, { order })).ok).toBe(true);
     }
@@ -105,7 +106,7 @@ describe('runOperation', () => {
         },
       },
     };
-    const order = fulfillmentInput('O-1', [line('SKU-A', 1)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 1)]);
 
     await runOperation(sagaDeps(w, downstream), 'reserveInventory', { order });
 
@@ -127,7 +128,7 @@ describe('runOperation', () => {
     const w = world();
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2)]);
 
     const first = await runOperation(deps, 'chargePayment', { order });
     const second = await runOperation(deps, 'chargePayment', { order });
@@ -144,7 +145,7 @@ describe('runOperation', () => {
     const w = world();
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 1), line('NO-SUCH-SKU', 1)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 1), line('NO-SUCH-SKU', 1)]);
 
     const first: OperationOutcome = await runOperation(deps, 'reserveInventory', { order });
     expect(first).toEqual({
@@ -170,7 +171,7 @@ describe('runOperation', () => {
 
   it('fails chargePayment for good over the credit limit', async () => {
     const w = world({ creditLimit: 100 });
-    const order = fulfillmentInput('O-1', [line('SKU-A', 3, 50)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 3, 50)]);
     const outcome = await runOperation(sagaDeps(w), 'chargePayment', { order });
     expect(outcome).toMatchObject({ ok: false, code: 'over-credit-limit' });
     expect((await sagaRecord(w, 'O-1')).steps.chargePayment?.status).toBe('failed');
@@ -188,7 +189,7 @@ describe('runOperation', () => {
       ),
     );
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2)]);
 
     await expect(runOperation(deps, 'reserveInventory', { order })).rejects.toBeInstanceOf(TransientError);
     expect((await sagaRecord(w, 'O-1')).steps.reserveInventory).toMatchObject({
@@ -218,7 +219,7 @@ describe('runOperation', () => {
       w.downstream,
       failOn('shipping.book', [1], () => new Error('socket hang up')),
     );
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2)]);
 
     await expect(runOperation(sagaDeps(w, wrapped.downstream), 'createShipment', { order })).rejects.toThrow(
       'socket hang up',
@@ -230,9 +231,10 @@ describe('runOperation', () => {
 
   it('resumes a step a crash left running: it is performed again, not skipped', async () => {
     const w = world();
-    const order = fulfillmentInput('O-1', [line('SKU-B', 4)]);
+    const lines = [line('SKU-B', 4)];
+    const order = await linesIn(w, 'O-1', lines);
     // The crash came after the downstream effect and before the record said so.
-    await w.downstream.inventory.reserve('O-1', order.lines);
+    await w.downstream.inventory.reserve('O-1', lines);
     const crashed: SagaRecord = {
       id: sagaRecordId('O-1'),
       orderId: 'O-1',
@@ -281,7 +283,7 @@ describe('runOperation', () => {
       failOn('payments.refund', [1], () => new PermanentError('refund-refused', 'the bank said no')),
     );
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2, 50)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2, 50)]);
     await runOperation(deps, 'chargePayment', { order });
 
     const first = await runOperation(deps, 'refundPayment', { order });
@@ -308,7 +310,7 @@ describe('runOperation', () => {
     const w = world();
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 5, 50)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 5, 50)]);
     await runOperation(deps, 'chargePayment', { order });
 
     await expect(runOperation(deps, 'refundPayment', { order, refundAmount: 225 })).resolves.toEqual({
@@ -323,7 +325,7 @@ describe('runOperation', () => {
     const w = world({ latencyMs: 1 });
     const wrapped = counting(w.downstream);
     const deps = sagaDeps(w, wrapped.downstream);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2, 50)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2, 50)]);
     await runOperation(deps, 'reserveInventory', { order });
     await runOperation(deps, 'chargePayment', { order });
 
@@ -352,7 +354,7 @@ describe('runOperation', () => {
   it('recovers createShipment forward with the alternate carrier when the primary refuses', async () => {
     const w = world({ carrierCapacity: { primary: 5, alternate: 10 } });
     const wrapped = counting(w.downstream);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 4), line('SKU-B', 3)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 4), line('SKU-B', 3)]);
 
     const outcome = await runOperation(sagaDeps(w, wrapped.downstream), 'createShipment', { order });
 
@@ -368,7 +370,7 @@ describe('runOperation', () => {
 
   it('fails createShipment for good with carriers-refused when both carriers refuse', async () => {
     const w = world({ carrierCapacity: { primary: 5, alternate: 10 } });
-    const order = fulfillmentInput('O-1', [line('SKU-A', 11)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 11)]);
 
     const outcome = await runOperation(sagaDeps(w), 'createShipment', { order });
 
@@ -471,7 +473,7 @@ describe('raiseSagaAlert', () => {
   it('counts alerts on the record, emits Alert.SagaNeedsAttention and the saga.alerts metric', async () => {
     const w = world();
     const deps = sagaDeps(w);
-    const order = fulfillmentInput('O-1', [line('SKU-A', 2)]);
+    const order = await linesIn(w, 'O-1', [line('SKU-A', 2)]);
     await recordSagaStatus(deps, {
       order,
       instanceId: 'fulfill-O-1',

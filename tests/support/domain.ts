@@ -5,7 +5,20 @@
  */
 import { entryDigest, entryMessageId } from '../../src/domain/digest';
 import { validateEntry } from '../../src/domain/entry';
-import { decide, type Decision, type IncomingMessage, type OrderState } from '../../src/domain/order';
+import {
+  admit,
+  decide as decideOn,
+  judgeSeen,
+  linesOf as linesOfRecords,
+  newOrderState,
+  recordsNeeded,
+  type Decision,
+  type IncomingMessage,
+  type OrderLine,
+  type OrderState,
+  type SlotOutcome,
+  type TransactionRecord,
+} from '../../src/domain/order';
 
 export type Raw = Record<string, unknown>;
 
@@ -106,6 +119,66 @@ export function deepFreeze<T>(value: T): T {
 /** Deep copy through JSON: the state is plain JSON by design (it is stored as a document). */
 export function jsonCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/**
+ * The transaction records beside each state a test holds, as the store keeps them beside the order's
+ * header: `decide` below gives the domain the records it asks for (`recordsNeeded`) and keeps what a
+ * change writes with the state it returns.
+ */
+const RECORDS = new WeakMap<OrderState, ReadonlyMap<string, TransactionRecord>>();
+
+/** The records stored beside `state` (none for a state this module did not make). */
+export function recordsOf(state: OrderState | undefined): ReadonlyMap<string, TransactionRecord> {
+  return (state === undefined ? undefined : RECORDS.get(state)) ?? new Map();
+}
+
+/** `decide` of the domain, given the stored records it asks for, as the consumer gives them. */
+export function decide(state: OrderState | undefined, incoming: IncomingMessage): Decision {
+  const records = recordsOf(state);
+  const admitted = admit(incoming);
+  const known = new Map<string, TransactionRecord>();
+  if (admitted.kind === 'entry') {
+    for (const id of recordsNeeded(state ?? newOrderState(admitted.entry.orderId), admitted.entry)) {
+      const record = records.get(id);
+      if (record !== undefined) known.set(id, record);
+    }
+  }
+  const decision = decideOn(state, incoming, known);
+  // The store refuses to create a record it has (409): the consumer then judges the one stored.
+  const taken =
+    decision.kind === 'change' && decision.created !== null
+      ? records.get(decision.created.transactionId)
+      : undefined;
+  if (decision.kind === 'change' && taken !== undefined && decision.created !== null)
+    return judgeSeen(taken, decision.created.transactionId, decision.created.digest);
+  if (decision.kind === 'change') {
+    const next = new Map(records);
+    for (const record of [...(decision.created === null ? [] : [decision.created]), ...decision.changed])
+      next.set(record.transactionId, record);
+    RECORDS.set(decision.state, next);
+  }
+  return decision;
+}
+
+/** The order's lines, from the records beside `state`, in sequence order. */
+export function linesOf(state: OrderState | undefined): OrderLine[] {
+  return linesOfRecords(recordsOf(state).values());
+}
+
+/** The records beside `state` as `{digest, sequence, outcome}` by transactionId. */
+export function transactionsOf(
+  state: OrderState | undefined,
+): Record<string, { digest: string; sequence: number; outcome: SlotOutcome }> {
+  const view: Record<string, { digest: string; sequence: number; outcome: SlotOutcome }> = {};
+  for (const { transactionId, digest, sequence, outcome } of recordsOf(state).values())
+    Object.defineProperty(view, transactionId, {
+      value: { digest, sequence, outcome },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return view;
 }
 
 /** Feeds messages one after the other, threading the state through `change` decisions. */

@@ -8,11 +8,12 @@ import {
 } from '../../src/adapters/downstream';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/adapters/embedded/document-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from '../../src/adapters/telemetry';
-import type { OrderStatus } from '../../src/domain/order';
+import type { OrderStatus, TransactionRecord } from '../../src/domain/order';
 import type { Carrier, Downstream, OrderLineInput } from '../../src/services/fulfillment/ports';
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
+  transactionDocument,
   type OrderDocument,
 } from '../../src/services/order-documents';
 import type { Document, DocumentContainer, FulfillmentInput } from '../../src/services/ports';
@@ -75,18 +76,45 @@ export function line(sku: string, quantity: number, unitPrice = 10): OrderLineIn
   return { transactionId: `T-${transactionCounter}`, sku, quantity, unitPrice };
 }
 
+/** The saga's input for an order of these lines; `linesIn` stores the lines where the saga reads them. */
 export function fulfillmentInput(orderId: string, lines: OrderLineInput[]): FulfillmentInput {
   return {
     orderId,
     customerId: 'C-1',
     currency: 'EUR',
     total: lines.reduce((sum, l) => sum + l.quantity * l.unitPrice, 0),
-    lines,
     correlationId: `corr-${orderId}`,
   };
 }
 
-/** An order document as the ledger processor stores it. */
+/** The order's lines stored as its transaction records (sequences 2 on), and the saga's input for it. */
+export async function linesIn(
+  w: { orders: DocumentContainer },
+  orderId: string,
+  lines: OrderLineInput[],
+): Promise<FulfillmentInput> {
+  await storeRecords(w.orders, orderId, lines);
+  return fulfillmentInput(orderId, lines);
+}
+
+async function storeRecords(
+  orders: DocumentContainer,
+  orderId: string,
+  lines: readonly OrderLineInput[],
+): Promise<void> {
+  for (const [index, { transactionId, sku, quantity, unitPrice }] of lines.entries()) {
+    const record: TransactionRecord = {
+      transactionId,
+      digest: 'd'.repeat(64),
+      sequence: index + 2,
+      outcome: 'applied',
+      line: { sku, quantity, unitPrice },
+    };
+    expect((await orders.create(transactionDocument(orderId, record))).status).toBe(201);
+  }
+}
+
+/** An order's header as the consumer stores it; `storeOrderDocuments` stores it with its records. */
 export function orderDocument(
   orderId: string,
   status: OrderStatus,
@@ -100,16 +128,25 @@ export function orderDocument(
     status,
     customerId: 'C-1',
     currency: 'EUR',
-    lines: lines.map((l) => ({ ...l })),
+    lineCount: lines.length,
     total: lines.reduce((sum, l) => sum + l.quantity * l.unitPrice, 0),
     appliedSequence: lines.length + 1,
     finalSequence: status === 'submitted' ? lines.length + 1 : null,
-    transactions: {},
     buffered: [],
     correlationId: `corr-${orderId}`,
     outbox: null,
     ...extra,
   };
+}
+
+/** The order's header and a transaction record per line (sequences 2 on), as the consumer leaves them. */
+export async function storeOrderDocuments(
+  orders: DocumentContainer,
+  header: OrderDocument,
+  lines: readonly OrderLineInput[],
+): Promise<void> {
+  expect((await orders.create(header)).status).toBe(201);
+  await storeRecords(orders, header.orderId, lines);
 }
 
 export async function stockOf(w: World, sku: string): Promise<StockDocument | undefined> {

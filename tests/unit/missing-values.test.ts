@@ -43,7 +43,6 @@ describe('the consumer', () => {
         fulfillment: { start: async () => undefined },
         telemetry: { trace: ignore, event: ignore, metric: ignore },
         cache,
-        inboxMarkerTtlSeconds: 60,
       },
       message,
     ).catch((e: unknown) => e);

@@ -51,7 +51,7 @@ export interface PartitionView {
 /**
  * A batch's changes, held over the partition and applied only when every operation succeeded, so a
  * failure leaves the partition untouched. Only the changes are held: copying the partition instead
- * would make each write cost as much as the partition holds (an order and all its inbox markers).
+ * would make each write cost as much as the partition holds (an order and all its transaction records).
  */
 export function stagedOver(partition: Partition): PartitionView & { commit(): void } {
   const changes = new Map<string, StoredRecord | undefined>();

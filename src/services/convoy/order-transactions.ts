@@ -1,23 +1,33 @@
 /**
  * The parallel half of the convoy: apply one entry to its order exactly once, in sequence order.
- * The order document and an inbox marker are written in one transactional batch; the store's
- * unique id (409) and etag (412) are the only arbiters between racing deliveries.
+ * The order's header and the entry's transaction record are written in one transactional batch; the
+ * store's unique id (409) and etag (412) are the only arbiters between racing deliveries.
  */
-import { admit, decideEntry, newOrderState, type Decision, type ParkReason } from '../../domain/order';
-import { PermanentError } from '../../domain/errors';
+import {
+  admit,
+  decideEntry,
+  decideRelease,
+  judgeSeen,
+  newOrderState,
+  recordsNeeded,
+  releasable,
+  releaseNeeded,
+  type Decision,
+  type ParkReason,
+  type Release,
+} from '../../domain/order';
 import { updateOptimistically, type OptimisticTarget } from '../optimistic-update';
 import { park, type ParkRequest } from './parking';
 import { QUEUE } from '../queues';
 import type { OrderCache } from './order-cache';
 import {
   fulfillmentInputOf,
-  inboxMarkerId,
   outboxAfter,
   outboxWithout,
-  type InboxMarker,
   type OrderDocument,
   type Outbox,
 } from '../order-documents';
+import { knownRecords, reloadOrder, writeChange } from './order-writes';
 import type {
   DeliveredMessage,
   DocumentContainer,
@@ -35,7 +45,6 @@ export interface OrderTransactionDeps {
   fulfillment: FulfillmentStarter;
   telemetry: Telemetry;
   cache: OrderCache;
-  inboxMarkerTtlSeconds: number;
 }
 
 export type TransactionOutcome =
@@ -74,61 +83,31 @@ export async function processOrderTransaction(
   };
 
   // The one optimistic update, on a target of the consumer's own: the first read comes from the
-  // session's cache, and the write is the batch of the order and its inbox marker, which has a third
-  // outcome a plain replace has not: the marker exists, so this very message was committed before.
+  // session's cache, and the write is the batch of the header and the entry's transaction record,
+  // which has a third outcome a plain replace has not: the record exists, so the entry was seen.
   const target: OptimisticTarget<OrderDocument, Attempt> = {
-    read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reload(deps, orderId)),
+    read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reloadOrder(deps, orderId)),
     async write(document, current, attempt) {
       if (attempt.kind !== 'change') throw new Error(`order ${orderId}: only a change is written`);
-      const marker: InboxMarker = {
-        id: inboxMarkerId(CONSUMER, entry.transactionId, digest),
-        kind: 'inbox',
-        orderId,
-        consumer: CONSUMER,
-        messageId: message.messageId,
-        transactionId: entry.transactionId,
-        digest,
-        outcome: attempt.decision.outcome,
-        ttl: deps.inboxMarkerTtlSeconds,
-      };
-      const result = await deps.orders.batch(orderId, [
-        { op: 'create', document: marker },
-        current === undefined
-          ? { op: 'create', document }
-          : { op: 'replace', document, ifMatch: current.etag },
-      ]);
-      const [markerResult, orderResult] = result.results;
-      if (result.ok) {
-        if (orderResult.etag === undefined) {
-          throw new PermanentError(
-            'missing-etag',
-            `the batch for order ${orderId} returned no etag for the order`,
-          );
-        }
-        deps.cache.set(orderId, { document, etag: orderResult.etag });
-        return { kind: 'written' };
-      }
-      if (markerResult.status === 409) return { kind: 'settled', result: { kind: 'committed-before' } };
-      // Another writer got there first: decide again on what it wrote.
-      if (orderResult.status === 409 || orderResult.status === 412 || orderResult.status === 404) {
-        return { kind: 'lost' };
-      }
-      throw new PermanentError(
-        'unexpected-batch-result',
-        `batch for order ${orderId} failed with statuses ${result.results.map((r) => r.status).join(', ')}`,
-      );
+      const written = await writeChange(deps, document, current, attempt.decision);
+      if (written.kind !== 'seen') return written;
+      const decision = judgeSeen(written.record, entry.transactionId, digest);
+      return { kind: 'settled', result: { kind: 'seen', decision } };
     },
   };
 
   const attempt = await updateOptimistically<OrderDocument, Attempt>(
     target,
-    (current) => {
+    async (current) => {
+      const state = current?.document ?? newOrderState(orderId);
+      const known = await knownRecords(deps, orderId, recordsNeeded(state, entry));
       const decision = decideEntry(
-        current?.document ?? newOrderState(orderId),
+        state,
         entry,
         digest,
         message.messageId,
         message.applicationProperties,
+        known,
       );
       if (decision.kind !== 'change')
         return { next: undefined, result: { kind: 'settled', decision, current } };
@@ -142,28 +121,77 @@ export async function processOrderTransaction(
     { code: 'order-contention', subject: `order ${orderId}` },
   );
 
-  if (attempt.kind === 'committed-before') {
-    // This very entry was committed by an earlier delivery: a duplicate, whatever the cache said.
-    await settleOutbox(deps, orderId, (await reload(deps, orderId))?.document.outbox ?? null);
+  const outcome = await settle(deps, message, orderId, attempt, properties);
+  // Buffered entries a change could not release in one batch, or that a crash between two batches
+  // left releasable: any delivery on the order goes on with them.
+  await drain(deps, orderId, properties);
+  return outcome;
+}
+
+async function settle(
+  deps: OrderTransactionDeps,
+  message: DeliveredMessage,
+  orderId: string,
+  attempt: Attempt,
+  properties: Record<string, string | number | null | undefined>,
+): Promise<TransactionOutcome> {
+  if (attempt.kind === 'change') {
+    await settleOutbox(deps, orderId, attempt.document.outbox);
+    return recordChange(deps, attempt.decision, properties);
+  }
+  const { decision } = attempt;
+  if (decision.kind === 'duplicate') {
+    // Seen by the store: this very entry was committed by an earlier delivery, whatever the cache said.
+    const outbox =
+      attempt.kind === 'seen'
+        ? ((await reloadOrder(deps, orderId))?.document.outbox ?? null)
+        : (attempt.current?.document.outbox ?? null);
+    await settleOutbox(deps, orderId, outbox);
     deps.telemetry.metric('entries.duplicate', 1, properties);
     return { kind: 'duplicate', orderId };
   }
-  if (attempt.kind === 'settled') {
-    const { decision } = attempt;
-    if (decision.kind === 'duplicate') {
-      await settleOutbox(deps, orderId, attempt.current?.document.outbox ?? null);
-      deps.telemetry.metric('entries.duplicate', 1, properties);
-      return { kind: 'duplicate', orderId };
-    }
-    await park(deps, [parkRequest(message, decision.reason, decision.description, decision.transactionId)]);
-    return { kind: 'parked', reason: decision.reason, orderId };
-  }
-  await settleOutbox(deps, orderId, attempt.document.outbox);
-  return recordChange(deps, attempt.decision, properties);
+  if (decision.kind === 'change') throw new Error(`order ${orderId}: a change is not settled`);
+  await park(deps, [parkRequest(message, decision.reason, decision.description, decision.transactionId)]);
+  return { kind: 'parked', reason: decision.reason, orderId };
 }
 
-/** The decision on the order (a change to write, or a duplicate or park that writes nothing), or that
- * the inbox marker showed the message committed before. */
+/** Releases, batch by batch, the buffered entries of the order whose gap is filled. */
+async function drain(
+  deps: OrderTransactionDeps,
+  orderId: string,
+  properties: Record<string, string | number | null | undefined>,
+): Promise<void> {
+  for (;;) {
+    const cached = deps.cache.get(orderId);
+    if (cached === undefined || !releasable(cached.document)) return;
+    const released = await updateOptimistically<OrderDocument, Release | null>(
+      {
+        read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reloadOrder(deps, orderId)),
+        async write(document, current, release) {
+          if (release === null) return { kind: 'written' };
+          const written = await writeChange(deps, document, current, release);
+          return written.kind === 'written' ? written : { kind: 'lost' };
+        },
+      },
+      async (current) => {
+        if (current === undefined) return { next: undefined, result: null };
+        const header = current.document;
+        const known = await knownRecords(deps, orderId, releaseNeeded(header));
+        const release = decideRelease(header, known);
+        if (release === null) return { next: undefined, result: null };
+        return { next: orderDocument(release, header.correlationId, header.outbox), result: release };
+      },
+      { code: 'order-contention', subject: `the buffer of order ${orderId}` },
+    );
+    if (released === null) return;
+    await settleOutbox(deps, orderId, deps.cache.get(orderId)?.document.outbox ?? null);
+    if (released.applied.length > 0)
+      deps.telemetry.metric('entries.applied', released.applied.length, properties);
+  }
+}
+
+/** The decision on the order (a change to write, or a duplicate or park that writes nothing), or
+ * what the store's record of the entry, found by its 409, made of it. */
 type Attempt =
   | { kind: 'change'; decision: Extract<Decision, { kind: 'change' }>; document: OrderDocument }
   | {
@@ -171,21 +199,11 @@ type Attempt =
       decision: Exclude<Decision, { kind: 'change' }>;
       current: Stored<OrderDocument> | undefined;
     }
-  | { kind: 'committed-before' };
-
-async function reload(
-  deps: OrderTransactionDeps,
-  orderId: string,
-): Promise<Stored<OrderDocument> | undefined> {
-  const stored = await deps.orders.read<OrderDocument>(orderId, orderId);
-  if (stored === undefined) deps.cache.delete(orderId);
-  else deps.cache.set(orderId, stored);
-  return stored;
-}
+  | { kind: 'seen'; decision: Decision };
 
 /** The order as this change leaves it: its effects added to those still pending before it. */
 function orderDocument(
-  decision: Extract<Decision, { kind: 'change' }>,
+  decision: Extract<Decision, { kind: 'change' }> | Release,
   correlationId: string | null,
   pending: Outbox | null,
 ): OrderDocument {
@@ -253,7 +271,7 @@ async function settleOutbox(
   // leaves the stored outbox before the message is completed.
   await updateOptimistically<OrderDocument, null>(
     {
-      read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reload(deps, orderId)),
+      read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reloadOrder(deps, orderId)),
       async write(document, current) {
         if (current === undefined) return { kind: 'lost' };
         const written = await deps.orders.replace(document, { ifMatch: current.etag });

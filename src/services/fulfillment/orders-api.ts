@@ -4,7 +4,7 @@
  * HTTP functions map outcomes to status codes (src/functions/http/http-support.ts).
  */
 import { orderIdProblem } from '../../domain/entry';
-import { waitingFor } from '../../domain/order';
+import { waitingFor, type OrderLine } from '../../domain/order';
 import {
   fulfillmentInstanceId,
   isPastPointOfNoReturn,
@@ -13,7 +13,7 @@ import {
   type StepName,
 } from '../../domain/saga';
 import { CANCEL_CONFIRMED_ORDER, CANCEL_EVENT, REVIEW_EVENT, cancellationInstanceId } from './starter';
-import { fulfillmentInputOf, type OrderDocument } from '../order-documents';
+import { fulfillmentInputOf, readOrderLines, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OrchestrationClient } from '../ports';
 import {
   readSagaRecord,
@@ -38,7 +38,7 @@ export interface OrderView {
   status: OrderDocument['status'];
   customerId: OrderDocument['customerId'];
   currency: OrderDocument['currency'];
-  lines: OrderDocument['lines'];
+  lines: OrderLine[];
   total: number;
   appliedSequence: number;
   waitingFor: number | null;
@@ -91,13 +91,13 @@ function sagaView(saga: SagaRecord): SagaView {
   return { status, reason, instanceId, steps, transitions, alerts, cancel };
 }
 
-function orderView(order: OrderDocument, saga: SagaRecord | undefined): OrderView {
+function orderView(order: OrderDocument, lines: OrderLine[], saga: SagaRecord | undefined): OrderView {
   return {
     orderId: order.orderId,
     status: order.status,
     customerId: order.customerId,
     currency: order.currency,
-    lines: order.lines,
+    lines,
     total: order.total,
     appliedSequence: order.appliedSequence,
     waitingFor: waitingFor(order),
@@ -116,8 +116,11 @@ export async function getOrder(deps: OrdersApiDeps, orderId: string): Promise<Ge
   if (malformed !== null) return malformed;
   const order = await deps.orders.read<OrderDocument>(orderId, orderId);
   if (order === undefined) return unknownOrder(orderId);
-  const saga = await readSagaRecord(deps.orders, orderId);
-  return { kind: 'order', order: orderView(order.document, saga) };
+  const [lines, saga] = await Promise.all([
+    readOrderLines(deps.orders, orderId),
+    readSagaRecord(deps.orders, orderId),
+  ]);
+  return { kind: 'order', order: orderView(order.document, lines, saga) };
 }
 
 function completedSteps(saga: SagaRecord): StepName[] {

@@ -3,9 +3,9 @@
  * it again with the same order returns the first call's effect instead of making a second one.
  * Business refusals throw StepFailedError (permanent); anything that may clear throws TransientError.
  */
-import type { FulfillmentInput } from '../ports';
+import type { OrderLineInput } from '../ports';
 
-export type OrderLineInput = FulfillmentInput['lines'][number];
+export type { OrderLineInput } from '../ports';
 
 export interface Inventory {
   /** Holds every line's quantity of its sku; all or nothing. */

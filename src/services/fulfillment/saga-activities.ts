@@ -17,6 +17,7 @@ import {
 import type { Downstream } from './ports';
 import type { Change } from '../optimistic-update';
 import type { DocumentContainer, FulfillmentInput, Telemetry } from '../ports';
+import { readOrderLines } from '../order-documents';
 import { MAX_TRANSITIONS, sagaRecordId, updateSagaRecord, type SagaRecord } from './saga-record';
 
 export interface SagaDeps {
@@ -67,25 +68,29 @@ function changeRecord<R>(
 async function perform(deps: SagaDeps, name: OperationName, input: OperationInput): Promise<unknown> {
   const { order } = input;
   const { inventory, payments, shipping, confirmations } = deps.downstream;
+  // The order's lines, from its transaction records: one query in its partition, for the steps that
+  // need them. A submitted order's lines never change (every later entry is rejected).
+  const lines = () => readOrderLines(deps.orders, order.orderId);
   switch (name) {
     case 'reserveInventory':
-      return inventory.reserve(order.orderId, order.lines);
+      return inventory.reserve(order.orderId, await lines());
     case 'releaseInventory':
-      return inventory.release(order.orderId, order.lines);
+      return inventory.release(order.orderId, await lines());
     case 'commitInventory':
-      return inventory.commit(order.orderId, order.lines);
+      return inventory.commit(order.orderId, await lines());
     case 'chargePayment':
       return payments.charge(order.orderId, order.customerId, order.total, order.currency);
     case 'refundPayment':
       return payments.refund(order.orderId, input.refundAmount ?? order.total);
-    case 'createShipment':
+    case 'createShipment': {
+      const shipped = await lines();
       try {
-        return await shipping.book(order.orderId, 'primary', order.lines);
+        return await shipping.book(order.orderId, 'primary', shipped);
       } catch (error) {
         // Forward recovery: a permanent refusal of the primary carrier is not the end of the step.
         if (!(error instanceof StepFailedError)) throw error;
         try {
-          return await shipping.book(order.orderId, 'alternate', order.lines);
+          return await shipping.book(order.orderId, 'alternate', shipped);
         } catch (alternate) {
           if (!(alternate instanceof StepFailedError)) throw alternate;
           throw new StepFailedError(
@@ -95,6 +100,7 @@ async function perform(deps: SagaDeps, name: OperationName, input: OperationInpu
           );
         }
       }
+    }
     case 'cancelShipment':
       return shipping.cancel(order.orderId);
     case 'confirmOrder':

@@ -69,7 +69,7 @@ const MAX_MESSAGE_ID_LENGTH = 128;
  * The messageId an entry's replay travels under on `order-transactions`: fresh, so that the queue's
  * duplicate detection (docs/messages.md: 1 hour in the Bicep) does not drop it as the copy it is, and a
  * replay works at once. The consumer still knows the entry, by its business identity (transactionId
- * and digest, the inbox marker's key). One id per held copy (`d` dead-lettered, `p` parked, and its
+ * and digest, which its transaction record holds). One id per held copy (`d` dead-lettered, `p` parked, and its
  * sequence number), so a replay sent twice is still one message.
  */
 export function replayMessageId(message: ParkedMessage | DeadLetteredMessage): string {

@@ -6,7 +6,7 @@
  * refused even when forced, because the message would then be gone from everywhere.
  */
 import { describeProblems, parseLedgerMessage, validateEntry } from '../../domain/entry';
-import { admit, decideEntry, newOrderState, type ParkReason } from '../../domain/order';
+import { admit, decideEntry, newOrderState, recordsNeeded, type ParkReason } from '../../domain/order';
 import { parkedLedgerEntry, replayTargetOf } from './held-messages';
 import type {
   DeadLetteredMessage,
@@ -15,7 +15,7 @@ import type {
   ParkedMessage,
   ReplayDelivery,
 } from './ports';
-import type { OrderDocument } from '../order-documents';
+import { readRecords, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OutgoingMessage } from '../ports';
 import { QUEUE } from '../queues';
 
@@ -111,13 +111,13 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
   if (admitted.kind === 'park') return parkedAs(admitted.reason, admitted.description);
   const { entry, digest } = admitted;
   const stored = await orders.read<OrderDocument>(entry.orderId, entry.orderId);
-  const decision = decideEntry(
-    stored?.document ?? newOrderState(entry.orderId),
-    entry,
-    digest,
-    message.messageId,
-    message.applicationProperties,
-  );
+  const state = stored?.document ?? newOrderState(entry.orderId);
+  // The entry's own record too: the consumer learns of it from the store's 409, a prediction writes nothing.
+  const known = await readRecords(orders, entry.orderId, [
+    ...recordsNeeded(state, entry),
+    entry.transactionId,
+  ]);
+  const decision = decideEntry(state, entry, digest, message.messageId, message.applicationProperties, known);
   switch (decision.kind) {
     case 'park':
       return parkedAs(decision.reason, decision.description);

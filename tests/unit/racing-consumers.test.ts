@@ -13,12 +13,13 @@ import {
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
+  readOrderLines,
   readTransactionRecords,
   type OrderDocument,
 } from '../../src/services/order-documents';
 import type { DeliveredMessage, DocumentContainer, FulfillmentInput } from '../../src/services/ports';
 import type { Entry } from '../../src/domain/entry';
-import { added, created, entryMessageFor } from '../support/e2e';
+import { added, amended, created, entryMessageFor } from '../support/e2e';
 
 const ignore = (): void => {};
 
@@ -109,6 +110,25 @@ describe('two consumers with different entries of one order', () => {
     expect(stored?.appliedSequence).toBe(2);
     expect(stored?.customerId).toBe('C-O-C');
     expect(await recordIds(orders, 'O-C')).toEqual(['T-1', 'T-2']);
+  });
+
+  it('a cold cache amends a line another consumer added: it reads the record of the line, then replaces it', async () => {
+    const orders = ordersContainer();
+    const a = consumer(orders);
+    const b = consumer(orders);
+    await processOrderTransaction(a.deps, delivered(created('O-M', 'T-1')));
+    await processOrderTransaction(a.deps, delivered(added('O-M', 'T-2', 2, 2, 100)));
+
+    const outcome = await processOrderTransaction(b.deps, delivered(amended('O-M', 'T-3', 3, 'T-2', 5)));
+    expect(outcome).toEqual({ kind: 'applied', orderId: 'O-M', applied: 1, rejected: 0, submitted: false });
+    expect(await order(orders, 'O-M')).toMatchObject({ appliedSequence: 3, lineCount: 1, total: 500 });
+    expect(await readOrderLines(orders, 'O-M')).toEqual([
+      { transactionId: 'T-2', sku: 'SKU-T-2', quantity: 5, unitPrice: 100 },
+    ]);
+    // The first consumer's cached record of T-2 is stale now: its next amendment reloads and reads again.
+    const again = await processOrderTransaction(a.deps, delivered(amended('O-M', 'T-4', 4, 'T-2', 1)));
+    expect(again).toMatchObject({ kind: 'applied', applied: 1 });
+    expect(await order(orders, 'O-M')).toMatchObject({ appliedSequence: 4, total: 100 });
   });
 });
 

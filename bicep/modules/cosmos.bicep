@@ -63,8 +63,10 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15
   }
 }
 
-// One partition per order: the order document, its inbox markers and its saga record share a
-// partition, so one transactional batch writes marker and order atomically (DESIGN decision 3).
+// One partition per order: the order header, its transaction records and its saga record share a
+// partition, so one transactional batch writes a transaction's record and the header atomically
+// (docs/documents.md). No document expires (a transaction record is kept for ever, so a duplicate
+// is told from a reused id however late it comes), so TTL stays off.
 resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
   parent: database
   name: 'orders'
@@ -78,9 +80,6 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
         kind: 'Hash'
         version: 2
       }
-      // -1 turns TTL on without expiring anything by default: only an item that carries its own
-      // `ttl` would expire, and none of the app's does (a transaction record is kept for ever).
-      defaultTtl: -1
       // Only the paths the app queries (src/adapters/indexing-policy.ts, QUERIED_FIELDS): every
       // other path excluded, so a write is charged for a few index terms rather than one per field
       // of the order (Microsoft Learn, "Indexing policies in Azure Cosmos DB",

@@ -36,7 +36,7 @@ export interface OrderLengthRow {
   /** The deterministic count of work: bytes the consumer hands the store and gets back, per entry. */
   storeBytesPerEntry: number;
   requestUnitsPerEntry: number;
-  /** The background TTL deletions of what the entries left to expire (the inbox markers), per entry. */
+  /** The background TTL deletions of what the entries left to expire, per entry: 0 since the transaction records replaced the inbox markers, which expired. */
   ttlRequestUnitsPerEntry: number;
   ordersWrong: number;
   doubleEffects: number;

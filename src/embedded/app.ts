@@ -183,8 +183,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
     wait: options.storeWait,
   });
+  // TTL off, as bicep/modules/cosmos.bicep declares the container: nothing of the app's expires.
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, {
-    defaultTtlSeconds: -1,
     queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
   });
   const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;

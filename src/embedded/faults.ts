@@ -95,8 +95,8 @@ export function parseFaults(spec: string): FaultSpec {
  * documents it names and its attempt, how many calls of that operation on that partition came before
  * it. Calls of one partition come from one order's session, one at a time, so that count does not
  * depend on how the sessions interleave, and one seed fails the same calls in every run. (Counted per
- * partition and operation, not per document: a few numbers an order, where the inbox markers would
- * make one a message.)
+ * partition and operation, not per document: a few numbers an order, where one per document would
+ * be one per transaction record.)
  */
 export function withTransientFaults(
   container: DocumentContainer,

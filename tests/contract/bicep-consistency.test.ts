@@ -291,12 +291,11 @@ function checkQueues(
   return problems;
 }
 
-/** (c) The container the code writes to is partitioned by its key and has TTL on. */
+/** (c) The container the code writes to is partitioned by its key. */
 function checkOrdersContainer(
   files: readonly BicepFile[],
   containerName: string,
   partitionKeyPath: string,
-  requireTtl = true,
 ): string[] {
   const container = declared(files, 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers').find(
     (block) => literalProperty(block.body, 'name') === containerName,
@@ -307,12 +306,6 @@ function checkOrdersContainer(
   if (paths === undefined || paths.length !== 1 || paths[0] !== partitionKeyPath) {
     problems.push(
       `container ${containerName}: partition key is ${JSON.stringify(paths)}, the code uses ${partitionKeyPath}`,
-    );
-  }
-  const ttl = Number(property(container.body, 'defaultTtl'));
-  if ((requireTtl && !Number.isInteger(ttl)) || (ttl !== -1 && ttl <= 0)) {
-    problems.push(
-      `container ${containerName}: TTL is off (defaultTtl must be -1 or > 0); inbox markers would never expire`,
     );
   }
   return problems;
@@ -554,18 +547,14 @@ describe('the Bicep agrees with the code', () => {
     ]);
   });
 
-  it('(c) partitions the orders container by /orderId with TTL on', () => {
+  it('(c) partitions the orders container by /orderId', () => {
     expect(checkOrdersContainer(TEMPLATES, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH)).toEqual([]);
   });
 
   it('(c) declares the containers of the built-in downstream services with their partition keys', () => {
-    expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH, false)).toEqual(
-      [],
-    );
-    expect(
-      checkOrdersContainer(TEMPLATES, DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH, false),
-    ).toEqual([]);
-    expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, '/orderId', false)).toHaveLength(1);
+    expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH)).toEqual([]);
+    expect(checkOrdersContainer(TEMPLATES, DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH)).toEqual([]);
+    expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, '/orderId')).toHaveLength(1);
   });
 
   it.each([
@@ -689,14 +678,10 @@ describe('each check fails when one side changes', () => {
     ]);
   });
 
-  it('(c) another partition key, or TTL off', () => {
+  it('(c) another partition key', () => {
     const otherKey = edit(TEMPLATES, cosmos, (text) => text.replace("'/orderId'", "'/id'"));
     expect(checkOrdersContainer(otherKey, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH)).toEqual([
       'container orders: partition key is ["/id"], the code uses /orderId',
-    ]);
-    const noTtl = edit(TEMPLATES, cosmos, (text) => text.replace('defaultTtl: -1', ''));
-    expect(checkOrdersContainer(noTtl, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH)).toEqual([
-      'container orders: TTL is off (defaultTtl must be -1 or > 0); inbox markers would never expire',
     ]);
     expect(checkOrdersContainer(TEMPLATES, 'orders-v2', ORDERS_PARTITION_KEY_PATH)).toEqual([
       'container orders-v2 is not declared in the Bicep',

@@ -105,8 +105,9 @@ describe('updateOptimistically', () => {
     const error: unknown = await updateOptimistically(target, increment, contention).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect(error).toMatchObject({ code: 'counter-contention' });
-    expect((error as Error).message).toContain('counter c kept changing');
+    expect((error as Error).message).toBe('counter c kept changing under 10 consecutive writes');
     expect(writes).toBe(MAX_WRITE_ATTEMPTS);
+    expect(MAX_WRITE_ATTEMPTS).toBe(10);
   });
 
   it('returns what a write settled on, and tells read which attempt it is', async () => {

@@ -14,6 +14,11 @@ import {
   STEPS,
   COMPENSATIONS,
   OPERATIONS,
+  SETTLEMENTS,
+  MAX_REASON_LENGTH,
+  failureReason,
+  oneLine,
+  settlementsFor,
   type CompensationName,
   type OperationName,
   type StepName,
@@ -246,5 +251,47 @@ describe('failures', () => {
     expect(errorMessage(new TransientError('store-throttled', '429'))).toBe('429');
     expect(errorMessage('text')).toBe('text');
     expect(errorMessage(42)).toBe('42');
+  });
+});
+
+describe('settlementsFor', () => {
+  it('settles the stock once its reservation completed, and nothing else', () => {
+    expect(settlementsFor([])).toEqual([]);
+    expect(settlementsFor(['chargePayment', 'createShipment', 'confirmOrder'])).toEqual([]);
+    expect(settlementsFor(['reserveInventory'])).toEqual(['commitInventory']);
+    expect(settlementsFor([...STEPS])).toEqual(['commitInventory']);
+    expect(SETTLEMENTS).toEqual(['commitInventory']);
+  });
+});
+
+describe('oneLine', () => {
+  it('turns every run of whitespace, newlines included, into one space and trims the ends', () => {
+    expect(oneLine('  a\n\n b\t\tc  ')).toBe('a b c');
+    expect(oneLine('plain')).toBe('plain');
+  });
+
+  it('keeps text of exactly the limit, and cuts longer text to the limit with an ellipsis', () => {
+    expect(oneLine('abcde', 5)).toBe('abcde');
+    expect(oneLine('abcdef', 5)).toBe('abcd…');
+    expect(oneLine('abc defgh', 5)).toBe('abc…');
+    expect(oneLine('x'.repeat(MAX_REASON_LENGTH))).toBe('x'.repeat(MAX_REASON_LENGTH));
+    const cut = oneLine('y'.repeat(MAX_REASON_LENGTH + 1));
+    expect(cut).toBe(`${'y'.repeat(MAX_REASON_LENGTH - 1)}…`);
+    expect(cut).toHaveLength(MAX_REASON_LENGTH);
+    expect(MAX_REASON_LENGTH).toBe(300);
+  });
+});
+
+describe('failureReason', () => {
+  it('says whether the step failed for good or after its retries ran out, on one line', () => {
+    expect(
+      failureReason('chargePayment', { retriesRanOut: false, attempts: 1, message: 'over\nlimit' }),
+    ).toBe('chargePayment failed: over limit');
+    expect(failureReason('refundPayment', { retriesRanOut: true, attempts: 5, message: 'timeout' })).toBe(
+      'refundPayment failed after 5 attempts: timeout',
+    );
+    expect(
+      failureReason('createShipment', { retriesRanOut: false, attempts: 1, message: 'z'.repeat(400) }),
+    ).toHaveLength(MAX_REASON_LENGTH);
   });
 });

@@ -3,7 +3,9 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_SERVICE_BUS_TIER,
   MAX_MESSAGE_BYTES_BY_TIER,
+  MAX_MESSAGE_BYTES_RANGE,
   estimateMessageBytes,
+  parseMaxMessageBytes,
 } from '../../src/services/message-size';
 import { PARK_PROPERTY, QUEUE, QUEUE_FLAGS } from '../../src/services/queues';
 
@@ -63,5 +65,23 @@ describe('the queues', () => {
       sessionId: 'parkedFromSessionId',
       transactionId: 'transactionId',
     });
+  });
+});
+
+describe('parseMaxMessageBytes', () => {
+  it('takes a whole number of bytes from Standard 256 KB to Premium 100 MB, both ends included', () => {
+    expect(MAX_MESSAGE_BYTES_RANGE).toEqual({ min: 262_144, max: 104_857_600 });
+    expect(parseMaxMessageBytes('262144')).toEqual({ ok: true, value: 262_144 });
+    expect(parseMaxMessageBytes('1048576')).toEqual({ ok: true, value: 1_048_576 });
+    expect(parseMaxMessageBytes('104857600')).toEqual({ ok: true, value: 104_857_600 });
+    expect(parseMaxMessageBytes(' 300000 ')).toEqual({ ok: true, value: 300_000 });
+  });
+
+  it('names the range and the text it got for anything else', () => {
+    const problem = (raw: string) =>
+      `must be a whole number of bytes from 262144 (Standard) to 104857600 (Premium's largest), got ${JSON.stringify(raw)}`;
+    for (const raw of ['', '   ', '262143', '104857601', '300000.5', 'abc', '1e400', '-262144']) {
+      expect(parseMaxMessageBytes(raw)).toEqual({ ok: false, problem: problem(raw) });
+    }
   });
 });

@@ -192,6 +192,7 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
         problems,
         MAX_ID_LENGTH,
       );
+      // Stryker disable next-line StringLiteral: equivalent, the '' stands in only when targetTransactionId broke a rule, and then validateEntry returns the problems and drops this object.
       const amended: TransactionAmendedData = { targetTransactionId: targetTransactionId ?? '' };
       if (raw.quantity === undefined && raw.unitPrice === undefined) {
         problems.push(`${name} must amend at least one of quantity, unitPrice`);
@@ -331,6 +332,7 @@ export function parseEntryMessage(body: unknown): Validation<Entry> {
 function parseBody(body: unknown): Validation<unknown> {
   let text: string | undefined;
   if (typeof body === 'string') text = body;
+  // Stryker disable next-line ObjectLiteral: equivalent, `fatal` is false by default (WHATWG Encoding, TextDecoder); the option says so in words.
   else if (body instanceof Uint8Array) text = new TextDecoder('utf-8', { fatal: false }).decode(body);
   if (text === undefined) return { ok: true, value: body };
   if (text.startsWith('\ufeff')) {

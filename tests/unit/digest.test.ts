@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { canonicalEntry, canonicalJson, entryDigest, entryMessageId } from '../../src/domain/digest';
+import {
+  canonicalEntry,
+  canonicalJson,
+  entryDigest,
+  entryMessageId,
+  sha256Hex,
+} from '../../src/domain/digest';
 import { parseEntryMessage, validateEntry, type Entry } from '../../src/domain/entry';
 import { rawAdded, rawAmended, rawCreated, rawDeleted, type Raw } from '../support/domain';
 
@@ -182,5 +188,47 @@ describe('canonicalJson on input nested deeper than the stack', () => {
     expect(text).toContain('{"a":[true,null,"x"],"z":1}');
     expect(canonicalJson({ b: [1, { d: 2, c: undefined }], a: 'q' })).toBe('{"a":"q","b":[1,{"d":2}]}');
     expect(canonicalJson([undefined, 1])).toBe(JSON.stringify([undefined, 1]).replace('null', ''));
+  });
+});
+
+describe('canonicalEntry on each shape of amendment', () => {
+  it.each<[string, { quantity?: number; unitPrice?: number }]>([
+    ['the quantity alone', { quantity: 3 }],
+    ['the price alone', { unitPrice: 0 }],
+    ['both', { quantity: 2, unitPrice: 99 }],
+  ])('writes what canonicalJson writes for an amendment of %s', (_case, change) => {
+    const validated = validateEntry({
+      transactionId: 'T-3',
+      orderId: 'O-1',
+      sequence: 3,
+      type: 'TransactionAmended',
+      data: { targetTransactionId: 'T-2', ...change },
+    });
+    if (!validated.ok) throw new Error(validated.problems.join('; '));
+    expect(canonicalEntry(validated.value)).toBe(canonicalJson(validated.value));
+  });
+});
+
+describe('canonicalJson on a value that is not an object', () => {
+  it('writes it as JSON.stringify does, nothing included for what JSON cannot hold', () => {
+    for (const value of [null, 0, -1.5, 'text', true, false, undefined, () => 1, Symbol('s')]) {
+      expect(canonicalJson(value)).toBe(JSON.stringify(value));
+    }
+    expect(canonicalJson(null)).toBe('null');
+    expect(canonicalJson(undefined)).toBeUndefined();
+  });
+});
+
+describe('sha256Hex on a runtime without crypto.hash (Node before 20.12)', () => {
+  it('falls back to createHash and gives the same digest', () => {
+    const expected = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+    let fallback: ((text: string) => string) | undefined;
+    jest.isolateModules(() => {
+      jest.doMock('node:crypto', () => ({ ...jest.requireActual('node:crypto'), hash: undefined }));
+      fallback = (require('../../src/domain/digest') as typeof import('../../src/domain/digest')).sha256Hex;
+    });
+    jest.dontMock('node:crypto');
+    expect(fallback?.('abc')).toBe(expected);
+    expect(sha256Hex('abc')).toBe(expected);
   });
 });

@@ -145,6 +145,7 @@ const FORBIDDEN_ORDER_ID_CHARACTERS = /[/\\?#]/;
 export function orderIdProblem(orderId: string, name = 'orderId'): string | null {
   const problems: Problems = [];
   orderIdOf(orderId, name, problems);
+  // Stryker disable next-line StringLiteral: equivalent, orderIdOf finds at most one problem (the character check runs only on an id that passed the others), so the separator is never written.
   return problems.length === 0 ? null : problems.join('; ');
 }
 
@@ -331,9 +332,10 @@ export function parseEntryMessage(body: unknown): Validation<Entry> {
 
 function parseBody(body: unknown): Validation<unknown> {
   let text: string | undefined;
+  // Stryker disable ObjectLiteral: equivalent, `fatal` is false by default (WHATWG Encoding, TextDecoder); the option says so in words.
   if (typeof body === 'string') text = body;
-  // Stryker disable next-line ObjectLiteral: equivalent, `fatal` is false by default (WHATWG Encoding, TextDecoder); the option says so in words.
   else if (body instanceof Uint8Array) text = new TextDecoder('utf-8', { fatal: false }).decode(body);
+  // Stryker restore ObjectLiteral
   if (text === undefined) return { ok: true, value: body };
   if (text.startsWith('\ufeff')) {
     return {

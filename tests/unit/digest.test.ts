@@ -232,3 +232,15 @@ describe('sha256Hex on a runtime without crypto.hash (Node before 20.12)', () =>
     expect(sha256Hex('abc')).toBe(expected);
   });
 });
+
+describe('canonicalEntry on an order deletion', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['no data', {}],
+    ['empty data', { data: {} }],
+    ['a reason', { data: { reason: 'duplicate' } }],
+  ])('writes what canonicalJson writes for one with %s', (_case, extra) => {
+    const validated = validateEntry({ ...rawDeleted(4, 'T-4'), ...extra });
+    if (!validated.ok) throw new Error(validated.problems.join('; '));
+    expect(canonicalEntry(validated.value)).toBe(canonicalJson(validated.value));
+  });
+});

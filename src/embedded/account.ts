@@ -7,12 +7,20 @@
  * its ledger message, is in a dead-letter queue; `duplicate` when it is an exact repeat of an earlier
  * entry of the input (or its ledger message was dropped by duplicate detection). The five add up to
  * `entries` unless something was lost; the e2e tests hold that they do.
+ *
+ * A held message (parked or dead-lettered) is known by its messageId and, when its body is an entry,
+ * by the entry's own message id too: an operator's replay sends it under a fresh id
+ * (src/services/operations/held-messages.ts), and parked or dead-lettered again it keeps that id.
+ * An entry whose write committed but whose effects (its park, the saga start) are still in its
+ * order's outbox while its message is dead-lettered is `deadLettered`: it waits for the replay that
+ * does them. Applied with nothing left to do and dead-lettered as well, it has two outcomes.
  */
 import { canonicalJson, entryDigest, entryMessageId } from '../domain/digest';
 import { parseEntryMessage, type Entry } from '../domain/entry';
 import { ownValue } from '../domain/records';
 import { parkIdFor } from '../services/convoy/parking';
 import type { TransactionRecord } from '../domain/order';
+import type { OrderDocument } from '../services/order-documents';
 
 export interface EntryAccount {
   entries: number;
@@ -35,8 +43,11 @@ export interface AccountSources {
   inputs: readonly AccountInput[];
   /** Every order's transaction records, by orderId then transactionId. */
   records: ReadonlyMap<string, ReadonlyMap<string, TransactionRecord>>;
+  /** Orders whose outbox still holds effects (a park, the saga start) not yet done. */
+  effectsPending: ReadonlySet<string>;
+  /** The parked messages' ids (heldIds). */
   parkedIds: ReadonlySet<string>;
-  /** messageIds in the dead-letter queue of `order-transactions`. */
+  /** The ids of the messages in the dead-letter queue of `order-transactions` (heldIds). */
   deadLetteredEntryIds: ReadonlySet<string>;
   /** messageIds in the dead-letter queue of `ledger`. */
   deadLetteredLedgerIds: ReadonlySet<string>;
@@ -46,6 +57,34 @@ export interface AccountResult {
   account: EntryAccount;
   /** Entries that ended applied and also dead-lettered: none, or something took effect twice. */
   twoOutcomes: number;
+}
+
+/** A parked or dead-lettered message as the account reads it. */
+export interface HeldMessage {
+  messageId: string;
+  body: unknown;
+}
+
+/** Each held message's id, and for one whose body is an entry, the id that entry travels under. */
+export function heldIds(messages: readonly HeldMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of messages) {
+    ids.add(message.messageId);
+    const entry = parseEntryMessage(message.body);
+    if (entry.ok) ids.add(entryMessageId(entry.value.transactionId, entryDigest(entry.value)));
+  }
+  return ids;
+}
+
+/** The orders whose outbox still holds effects not yet done. */
+export function ordersWithEffectsPending(orders: Iterable<OrderDocument>): Set<string> {
+  const pending = new Set<string>();
+  for (const order of orders) {
+    const outbox = order.outbox;
+    if (outbox !== null && (outbox.parks.length > 0 || outbox.startFulfillment !== null))
+      pending.add(order.orderId);
+  }
+  return pending;
 }
 
 /** The entries array of a ledger body, read as the ledger processor reads it (JSON text too). */
@@ -66,10 +105,12 @@ function entriesOf(body: unknown): unknown[] | undefined {
 function outcomeOfValid(entry: Entry, raw: unknown, sources: AccountSources): EntryOutcome | undefined {
   const digest = entryDigest(entry);
   const record = sources.records.get(entry.orderId)?.get(entry.transactionId);
+  const messageId = entryMessageId(entry.transactionId, digest);
   if (record !== undefined && record.digest === digest) {
+    if (sources.deadLetteredEntryIds.has(messageId) && sources.effectsPending.has(entry.orderId))
+      return 'deadLettered';
     return record.outcome === 'rejected' ? 'parked' : record.outcome;
   }
-  const messageId = entryMessageId(entry.transactionId, digest);
   if (sources.parkedIds.has(messageId) || sources.parkedIds.has(parkIdFor('too-large', raw))) return 'parked';
   if (sources.deadLetteredEntryIds.has(messageId)) return 'deadLettered';
   return undefined;

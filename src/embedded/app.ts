@@ -52,7 +52,7 @@ import type { WorkerLog } from './worker/invoke';
 import { registerAndCapture } from './worker/register';
 import type { RegisteredFunction } from './worker/core';
 import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
-import { buildAccount, type AccountInput } from './account';
+import { buildAccount, heldIds, ordersWithEffectsPending, type AccountInput } from './account';
 import {
   createOutage,
   scaledClock,
@@ -377,14 +377,14 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
           deliveryCount: message.deliveryCount,
         })),
       );
-      const parked = broker.peek(QUEUE.parked).map(reportParked);
+      const parkedMessages = broker.peek(QUEUE.parked);
+      const parked = parkedMessages.map(reportParked);
       const { account, twoOutcomes } = buildAccount({
         inputs: sentLedger,
         records,
-        parkedIds: new Set(parked.map((message) => message.messageId)),
-        deadLetteredEntryIds: new Set(
-          deadLettered.filter((m) => m.queue === QUEUE.orderTransactions).map((m) => m.messageId),
-        ),
+        effectsPending: ordersWithEffectsPending(documents.map(({ document }) => document)),
+        parkedIds: heldIds(parkedMessages),
+        deadLetteredEntryIds: heldIds(broker.deadLetters(QUEUE.orderTransactions)),
         deadLetteredLedgerIds: new Set(
           deadLettered.filter((m) => m.queue === QUEUE.ledger).map((m) => m.messageId),
         ),

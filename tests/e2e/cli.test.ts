@@ -9,11 +9,17 @@ import { FAULT_NAMES } from '../../src/embedded/faults';
 import type { Report } from '../../src/embedded/report';
 import { SAMPLE_PATH } from '../support/e2e';
 import { parkIdFor } from '../../src/services/convoy/parking';
+import { expectAccountAddsUp } from '../support/account';
 
 describe('npm start (main)', () => {
   const cli = captureCli('convoy-cli-');
   const file = cli.file;
-  const readReport = (path: string): Report => JSON.parse(readFileSync(path, 'utf8')) as Report;
+  /** A report npm start wrote; each accounts for every entry of its input once. */
+  const readReport = (path: string): Report => {
+    const report = JSON.parse(readFileSync(path, 'utf8')) as Report;
+    expectAccountAddsUp(report);
+    return report;
+  };
 
   it('--input and --report: writes the report with orders, parked, deadLettered and stats', async () => {
     const reportPath = join(cli.dir, 'report.json');

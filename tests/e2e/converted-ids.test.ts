@@ -12,6 +12,7 @@ import { main } from '../../src/cli/start';
 import { createEmbeddedApp } from '../../src/embedded/app';
 import type { Report } from '../../src/embedded/report';
 import { created, added, FAST, ledger, runToEnd } from '../support/e2e';
+import { expectAccountAddsUp } from '../support/account';
 
 const IDS = ['12345', '007', '1e3', '1.50', '12345678901234567890', 'true', 'null'];
 const CATALOG = Object.fromEntries(IDS.map((id) => [`SKU-${id}-t2`, 10]));
@@ -48,6 +49,7 @@ describe('ids the worker converts', () => {
       const entries = IDS.flatMap((id) => [created(id, `${id}`), added(id, `${id}-t2`, 2, 1, 100, true)]);
       await app.sendLedger([ledger('null', entries)]);
       await app.drain();
+      expectAccountAddsUp(await app.report());
       // Each start is a status query and a start on the served management API (durable-client.ts).
       expect(app.durable.stats().managementRequests).toBeGreaterThanOrEqual(2 * IDS.length);
       expect(app.durable.stats().instancesStarted).toBe(IDS.length);

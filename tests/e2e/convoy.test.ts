@@ -52,6 +52,7 @@ import {
   type RecordedMetric,
 } from '../support/e2e';
 import { parkIdFor } from '../../src/services/convoy/parking';
+import { expectAccountAddsUp } from '../support/account';
 
 function orderOf(report: Report, orderId: string): ReportOrder {
   const order = report.orders.find((candidate) => candidate.orderId === orderId);
@@ -98,6 +99,7 @@ describe('sequential convoy: per-order FIFO with sessions in parallel', () => {
     await app.sendLedger(batches);
     await app.drain();
     report = await app.report();
+    expectAccountAddsUp(report);
   });
 
   afterAll(async () => {
@@ -346,12 +348,14 @@ describe('each outcome of docs/messages.md (the order of checks), end to end', (
     ]);
     await app.drain();
     before = await app.report();
+    expectAccountAddsUp(before);
 
     await app.sendLedger([ledger('B-4', [d2])]);
     // A copy of an applied entry under another messageId: past the broker's duplicate detection.
     await app.broker.send(QUEUE.orderTransactions, [{ ...entryMessageFor(a2), messageId: replayId }]);
     await app.drain();
     after = await app.report();
+    expectAccountAddsUp(after);
   });
 
   afterAll(async () => {

@@ -5,6 +5,7 @@
  */
 import { createEmbeddedApp, type EmbeddedAppOptions, type LedgerInput } from '../../src/embedded/app';
 import type { Entry } from '../../src/domain/entry';
+import { expectAccountAddsUp } from '../support/account';
 
 type Line = [sku: string, quantity: number, unitPrice: number];
 
@@ -53,6 +54,7 @@ async function outcomes(options: EmbeddedAppOptions): Promise<{ state: unknown; 
     await app.sendLedger(INPUTS);
     await app.drain();
     const report = await app.report();
+    expectAccountAddsUp(report);
     const documents = async (container: string, key: string) =>
       (await app.store.container(container, key).query({}))
         .map(({ document }) => {

@@ -18,6 +18,7 @@ import { readSagaRecord, type SagaRecord } from '../../src/services/fulfillment/
 import { cancellationInstanceId } from '../../src/services/fulfillment/starter';
 import type { Entry } from '../../src/domain/entry';
 import { viaHttp } from '../support/http';
+import { expectAccountAddsUp } from '../support/account';
 
 const getOrder = viaHttp(ordersApi.getOrder);
 const cancelOrder = viaHttp(ordersApi.cancelOrder);
@@ -147,6 +148,7 @@ function failing(
 async function run(app: EmbeddedApp, messages: readonly LedgerInput[]): Promise<void> {
   await app.sendLedger(messages);
   await app.drain();
+  expectAccountAddsUp(await app.report());
 }
 
 describe('fulfillOrder: the happy path and each step failing for good', () => {

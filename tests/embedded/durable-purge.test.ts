@@ -6,6 +6,7 @@
  */
 import { createEmbeddedApp } from '../../src/embedded/app';
 import { added, created, FAST, ledger } from '../support/e2e';
+import { expectAccountAddsUp } from '../support/account';
 
 const ORDERS = ['P-1', 'P-2', 'P-3'];
 
@@ -36,6 +37,7 @@ describe('purging finished orchestrations', () => {
       expect(app.durable.instances()).toEqual([]);
       expect(app.durable.stats().instancesPurged).toBe(3);
       const report = await app.report();
+      expectAccountAddsUp(report);
       expect(report.orders.map((order) => order.saga?.status)).toEqual([
         'completed',
         'completed',

@@ -6,6 +6,7 @@ import type { ReplayDeps } from '../../src/services/operations/replay';
 import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import { invokeHttp } from '../support/http';
 import {
+  expectWorldAccounted,
   fakeDateOnly,
   moveClockPastDuplicateWindow,
   opsWorld,
@@ -18,7 +19,12 @@ const logged: unknown[][] = [];
 
 beforeEach(fakeDateOnly);
 afterEach(async () => {
-  await world?.app.stop();
+  try {
+    // Whatever the test replayed, every entry of its ledger input is accounted for once.
+    await expectWorldAccounted(world);
+  } finally {
+    await world?.app.stop();
+  }
   world = undefined;
   logged.length = 0;
   jest.useRealTimers();

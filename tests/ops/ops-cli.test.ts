@@ -5,6 +5,7 @@ import { PermanentError } from '../../src/domain/errors';
 import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../src/cli/ops';
 import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import {
+  expectWorldAccounted,
   fakeDateOnly,
   moveClockPastDuplicateWindow,
   opsWorld,
@@ -17,7 +18,12 @@ let world: OpsWorld | undefined;
 
 beforeEach(fakeDateOnly);
 afterEach(async () => {
-  await world?.app.stop();
+  try {
+    // Whatever the test replayed, every entry of its ledger input is accounted for once.
+    await expectWorldAccounted(world);
+  } finally {
+    await world?.app.stop();
+  }
   world = undefined;
   jest.useRealTimers();
 });

@@ -8,6 +8,7 @@ import type { MessageOperations, ParkedMessage } from '../../src/services/operat
 import type { ReplayDeps } from '../../src/services/operations/replay';
 import { quiet } from './e2e';
 import type { LedgerInput } from '../../src/embedded/app';
+import { expectAccountAddsUp } from './account';
 
 /**
  * Only `Date` is faked, moving with real time, so every timer and the host run as usual while a
@@ -40,17 +41,29 @@ export interface OpsWorld {
   app: EmbeddedApp;
   operations: MessageOperations;
   deps: ReplayDeps;
+  /**
+   * Entries the test means to leave applied and dead-lettered at once (see expectAccountAddsUp);
+   * every run and the test's end are checked against it.
+   */
+  twoOutcomes: number;
 }
 
 export function opsWorld(options: EmbeddedAppOptions = {}): OpsWorld {
   const app = createEmbeddedApp({ lockDurationMs: 50, timeScale: 1000, log: quiet, ...options });
   const operations = createEmbeddedOperations(app.broker);
-  return { app, operations, deps: { operations, orders: app.orders, now: () => Date.now() } };
+  return { app, operations, deps: { operations, orders: app.orders, now: () => Date.now() }, twoOutcomes: 0 };
 }
 
+/** Sends the ledger input and drains; every entry of it is then accounted for once. */
 export async function run(world: OpsWorld, inputs: readonly LedgerInput[]): Promise<void> {
   await world.app.sendLedger(inputs);
   await world.app.drain();
+  expectAccountAddsUp(await world.app.report(), { twoOutcomes: world.twoOutcomes });
+}
+
+/** The end of an operations test: after whatever replays it did, the account still adds up. */
+export async function expectWorldAccounted(world: OpsWorld | undefined): Promise<void> {
+  if (world !== undefined) expectAccountAddsUp(await world.app.report(), { twoOutcomes: world.twoOutcomes });
 }
 
 /** Parked messages as `messageId → reason`, to compare whole. */

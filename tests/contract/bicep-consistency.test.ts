@@ -30,7 +30,7 @@ interface QueueContract {
 }
 
 const QUEUE_CONTRACT: Readonly<Record<string, QueueContract>> = {
-  [QUEUE.ledger]: { requiresSession: true },
+  [QUEUE.ledger]: { requiresSession: true, requiresDuplicateDetection: true },
   [QUEUE.orderTransactions]: { requiresSession: true, requiresDuplicateDetection: true },
   [QUEUE.parked]: { requiresSession: false, requiresDuplicateDetection: true },
 };
@@ -654,6 +654,15 @@ describe('each check fails when one side changes', () => {
     );
     expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
       'queue order-transactions: requiresDuplicateDetection is false, docs/messages.md says true',
+    ]);
+  });
+
+  it('(b) duplicate detection removed from ledger, which docs/messages.md says detects duplicates', () => {
+    const files = edit(TEMPLATES, serviceBus, (text) =>
+      replaceAfter(text, "name: 'ledger'", 'requiresDuplicateDetection: true', ''),
+    );
+    expect(checkQueues(files, QUEUE_CONTRACT, QUEUE_NAMES)).toEqual([
+      'queue ledger: requiresDuplicateDetection is false, docs/messages.md says true',
     ]);
   });
 

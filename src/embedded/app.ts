@@ -119,8 +119,10 @@ export interface EmbeddedAppOptions {
    * unset. The saga records in the store are the audit trail; the driver's history is not needed.
    */
   purgeFinishedAfterMs?: number;
-  /** false: `telemetry` keeps the metric totals only, not every record (the bench's long runs). */
+  /** false: `telemetry` keeps the metric totals and a bounded tail, not every record (long runs). */
   keepTelemetryRecords?: boolean;
+  /** Orders the convoy's cache holds (src/services/convoy/order-cache.ts); its own default unless given. */
+  orderCacheCapacity?: number;
 }
 
 export interface EmbeddedApp {
@@ -203,7 +205,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const sender: MessageSender = withSendOutage(producer, sendOutage, outageQueues);
   const telemetry = createRecordingTelemetry({ keepRecords: options.keepTelemetryRecords });
   const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
-  const cache = createOrderCache();
+  const cache = createOrderCache(options.orderCacheCapacity);
 
   const policy: SagaPolicy = {
     retry: options.retry ?? EMBEDDED_DEFAULTS.retry,

@@ -47,9 +47,14 @@ const MESSAGE_OVERHEAD_BYTES = 100;
  * fills each batch with the SDK's `tryAddMessage`, which measures the encoded AMQP message.
  */
 export function estimateMessageBytes(message: OutgoingMessage): number {
+  return estimateMessageBytesWithBody(message, JSON.stringify(message.body));
+}
+
+/** The same estimate, given the body's JSON text already written (the embedded broker keeps it). */
+export function estimateMessageBytesWithBody(message: OutgoingMessage, bodyJson: string | undefined): number {
   // Part by part: the byte length of a concatenation would first copy it into one flat string.
   return (
-    Buffer.byteLength(JSON.stringify(message.body) ?? '', 'utf8') +
+    Buffer.byteLength(bodyJson ?? '', 'utf8') +
     Buffer.byteLength(message.messageId, 'utf8') +
     Buffer.byteLength(message.sessionId ?? '', 'utf8') +
     Buffer.byteLength(JSON.stringify(message.applicationProperties ?? {}) ?? '', 'utf8') +

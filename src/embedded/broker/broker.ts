@@ -11,8 +11,13 @@
  */
 import { PermanentError } from '../../domain/errors';
 import { BrokerCore } from './core';
-import { cloneBody } from './clone-body';
-import { checkServiceBusId, countBatches } from './message-size';
+import { cloneBody, heldJson, holdBody, releaseBody } from './clone-body';
+import {
+  checkServiceBusId,
+  countBatches,
+  estimateMessageBytes,
+  estimateMessageBytesWithBody,
+} from './message-size';
 import { allActive, createQueueState, nextAvailableSession, resolveSettings } from './queue-state';
 import { createSessionReceiver } from './session-receiver';
 import type {
@@ -74,11 +79,18 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
           );
         }
       }
-      const batches = countBatches(messages, core.maxBatchBytes);
+      // Each body is written as JSON once: the size is measured on that text and the queue keeps it.
+      const held = messages.map((message) => holdBody(message.body));
+      const batches = countBatches(messages, core.maxBatchBytes, (message, index) => {
+        const json = heldJson(held[index]);
+        return json === undefined
+          ? estimateMessageBytes(message)
+          : estimateMessageBytesWithBody(message, json);
+      });
       queue.stats.sendCalls += batches;
       const at = core.now();
       const sentBefore = queue.stats.sent;
-      for (const message of messages) core.accept(queue, message, at);
+      for (const [index, message] of messages.entries()) core.accept(queue, message, held[index], at);
       if (queue.stats.sent > sentBefore) notifier.notify(name);
     },
 
@@ -151,7 +163,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       return allActive(core.queueOf(name)).map((message) => ({
         messageId: message.messageId,
         sessionId: message.sessionId,
-        body: cloneBody(message.body),
+        body: releaseBody(message.body),
         correlationId: message.correlationId,
         subject: message.subject,
         applicationProperties: { ...message.applicationProperties },

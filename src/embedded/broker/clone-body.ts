@@ -71,3 +71,105 @@ export function cloneBody(body: unknown): unknown {
     );
   }
 }
+
+/**
+ * Whether JSON text gives this value back exactly as `cloneBody` copies it: plain objects and
+ * arrays (no holes) of strings, booleans, null and finite numbers other than -0, within the plain
+ * depth. A property or element `undefined`, a function or symbol, a bigint, a date or bytes: no.
+ */
+function survivesJsonExactly(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth >= MAX_PLAIN_DEPTH) return false;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value) || !survivesJsonExactly(value[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.prototype.hasOwnProperty.call(record, key)) continue;
+    if (!survivesJsonExactly(record[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * A body as a queue holds it: its JSON text when that text gives it back exactly (nearly every
+ * body: it is what @azure/service-bus puts on the wire, `defaultDataTransformer.encode` in
+ * src/dataTransformer.ts), else a `cloneBody` copy. Text is a third of the memory of the objects,
+ * the collector has nothing inside it to mark, and each delivery parses its own fresh copy: a
+ * handler still cannot change what would be redelivered.
+ */
+export type HeldBody = { readonly json: string } | { readonly copy: unknown };
+
+/** The held form of a sent body, and its JSON text where it has one (the sender sizes it by that). */
+export function holdBody(body: unknown): HeldBody {
+  // A string is kept as it is: strings cannot be changed, and the host hands text over as text.
+  if (typeof body !== 'string' && typeof body === 'object' && body !== null && survivesJsonExactly(body, 0)) {
+    return { json: JSON.stringify(body) };
+  }
+  return { copy: cloneBody(body) };
+}
+
+/** A fresh copy of a held body, for one delivery, peek or dead letter. */
+export function releaseBody(held: HeldBody): unknown {
+  return 'json' in held ? JSON.parse(held.json) : cloneBody(held.copy);
+}
+
+/** The body's JSON text when the queue holds it as text, without parsing it. */
+export function heldJson(held: HeldBody): string | undefined {
+  return 'json' in held ? held.json : undefined;
+}
+
+const HELD = Symbol('held body');
+const RELEASED = Symbol('released body');
+
+interface LazyBody {
+  [HELD]: HeldBody;
+  [RELEASED]: { value: unknown } | undefined;
+}
+
+/** One accessor pair for every delivery, so that they all share one hidden class. */
+const LAZY_BODY: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: LazyBody): unknown {
+    return (this[RELEASED] ??= { value: releaseBody(this[HELD]) }).value;
+  },
+  set(this: LazyBody, value: unknown): void {
+    this[RELEASED] = { value };
+  },
+};
+
+/**
+ * Gives `target` a `body` copied from the held one when first read: the Functions host hands the
+ * worker the JSON text (`deliveredJson`) and never needs the parsed copy. The held body sits under
+ * symbols that are not enumerable, so the message compares and spreads as the plain object it is.
+ */
+export function withLazyBody<T extends object>(target: T, held: HeldBody): T & { body: unknown } {
+  Object.defineProperty(target, HELD, { value: held });
+  Object.defineProperty(target, RELEASED, { value: undefined, writable: true });
+  return Object.defineProperty(target, 'body', LAZY_BODY) as T & { body: unknown };
+}
+
+/** The JSON text a delivered message's body was held as, unless its body was read or set since. */
+export function deliveredJson(message: object): string | undefined {
+  const lazy = message as Partial<LazyBody>;
+  if (lazy[HELD] === undefined || lazy[RELEASED] !== undefined) return undefined;
+  return heldJson(lazy[HELD]);
+}

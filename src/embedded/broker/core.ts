@@ -4,7 +4,7 @@
  * what happens when a lock runs out. The broker and its session receivers are views on this.
  */
 import { PermanentError } from '../../domain/errors';
-import { cloneBody } from './clone-body';
+import { releaseBody, withLazyBody, type HeldBody } from './clone-body';
 import { LockTable, type HeldSession, type LockedEntry } from './locks';
 import { Notifier } from './notifier';
 import {
@@ -100,7 +100,7 @@ export class BrokerCore {
       queue: queue.name,
       messageId: message.messageId,
       sessionId: message.sessionId,
-      body: message.body,
+      body: releaseBody(message.body),
       correlationId: message.correlationId,
       subject: message.subject,
       contentType: message.contentType,
@@ -140,11 +140,10 @@ export class BrokerCore {
     message.lock = lock;
     message.deliveryCount += 1;
     this.locks.addMessage(lock.token, { queue, message });
-    return {
+    const received = {
       queue: queue.name,
       messageId: message.messageId,
       sessionId: message.sessionId,
-      body: cloneBody(message.body),
       correlationId: message.correlationId,
       subject: message.subject,
       contentType: message.contentType,
@@ -155,6 +154,7 @@ export class BrokerCore {
       lockToken: lock.token,
       lockedUntil: lock.lockedUntil,
     };
+    return withLazyBody(received, message.body);
   }
 
   /** The live lock of a received message, checked to belong where the caller says it does. */
@@ -234,7 +234,7 @@ export class BrokerCore {
   }
 
   /** Stores a sent message, unless duplicate detection has seen its id within the window. */
-  accept(queue: QueueState, message: BrokerOutgoingMessage, at: number): void {
+  accept(queue: QueueState, message: BrokerOutgoingMessage, body: HeldBody, at: number): void {
     if (queue.settings.duplicateDetection) {
       const windowStart = at - queue.settings.duplicateDetectionWindowMs;
       for (const [id, seenAt] of queue.seenMessageIds) {
@@ -251,7 +251,7 @@ export class BrokerCore {
     const stored: StoredMessage = {
       messageId: message.messageId,
       sessionId: message.sessionId,
-      body: cloneBody(message.body),
+      body,
       correlationId: message.correlationId,
       subject: message.subject,
       contentType: message.contentType,

@@ -3,9 +3,13 @@
  */
 import { PermanentError } from '../../domain/errors';
 import type { OutgoingMessage } from '../../services/ports';
-import { estimateMessageBytes, MAX_MESSAGE_BYTES_BY_TIER } from '../../services/message-size';
+import {
+  estimateMessageBytes,
+  estimateMessageBytesWithBody,
+  MAX_MESSAGE_BYTES_BY_TIER,
+} from '../../services/message-size';
 
-export { estimateMessageBytes };
+export { estimateMessageBytes, estimateMessageBytesWithBody };
 
 /** The Standard tier's largest message batch. */
 export const STANDARD_TIER_MAX_BATCH_BYTES = MAX_MESSAGE_BYTES_BY_TIER.Standard;
@@ -52,11 +56,15 @@ export class ServiceBusIdTooLongError extends PermanentError {
 export const MAX_SERVICE_BUS_ID_LENGTH = 128;
 
 /** How many batches of at most `maxBatchBytes` the messages need, packed in order. */
-export function countBatches(messages: readonly OutgoingMessage[], maxBatchBytes: number): number {
+export function countBatches(
+  messages: readonly OutgoingMessage[],
+  maxBatchBytes: number,
+  sizeOf: (message: OutgoingMessage, index: number) => number = estimateMessageBytes,
+): number {
   let batches = 0;
   let current = 0;
-  for (const message of messages) {
-    const size = estimateMessageBytes(message);
+  for (const [index, message] of messages.entries()) {
+    const size = sizeOf(message, index);
     if (size > maxBatchBytes) {
       throw new MessageSizeExceededError(message.messageId, size, maxBatchBytes);
     }

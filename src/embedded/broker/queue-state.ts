@@ -4,6 +4,7 @@
  * and which comes next in acceptance order.
  */
 import type { ApplicationProperties } from '../../services/ports';
+import type { HeldBody } from './clone-body';
 import { offerPrecedes, popOffer, pushOffer, type SessionOffer } from './session-offers';
 import type { BrokerDeadLetter, QueueOptions, QueueSettings, QueueStats } from './types';
 
@@ -19,7 +20,8 @@ export interface MessageLock {
 export interface StoredMessage {
   readonly messageId: string;
   readonly sessionId: string | undefined;
-  readonly body: unknown;
+  /** As JSON text where that gives it back exactly (./clone-body `holdBody`); copied on every delivery. */
+  readonly body: HeldBody;
   readonly correlationId: string | undefined;
   readonly subject: string | undefined;
   readonly contentType: string | undefined;

@@ -17,6 +17,7 @@
  * Input data: the trigger's value, the message body as text (`string`; the worker parses JSON text).
  */
 import type { ReceivedMessage } from '../broker/broker';
+import { deliveredJson } from '../broker/clone-body';
 import type { RpcTypedData } from './core-types';
 import { toRpc, type DotNetValue } from './rpc-values';
 
@@ -59,6 +60,9 @@ export function serviceBusTriggerMetadata(message: ReceivedMessage): Record<stri
 
 /** The trigger's input data: the body as the text a Service Bus client put on the wire. */
 export function serviceBusBody(message: ReceivedMessage): RpcTypedData {
+  // Held as JSON text by the broker: that text, as the SDK wrote it on the wire, with no parse.
+  const json = deliveredJson(message);
+  if (json !== undefined) return { string: json };
   const { body } = message;
   if (typeof body === 'string') return { string: body };
   if (body instanceof Uint8Array) return { bytes: body };

@@ -214,12 +214,15 @@ class SagaFlow {
     }
   }
 
-  /** One pass over the stages. `Task.all` fails fast, so every task is settled on its own after it. */
+  /**
+   * One pass over the stages. `Task.all` fails fast, so every task is settled on its own after it.
+   * Returns the compensations that failed, each with its one-line reason (retries ran out, and why).
+   */
   *compensate(
     stages: CompensationName[][],
     input: OperationInput,
-  ): Generator<Task, CompensationName[], unknown> {
-    const failed: CompensationName[] = [];
+  ): Generator<Task, Array<{ name: CompensationName; reason: string }>, unknown> {
+    const failed: Array<{ name: CompensationName; reason: string }> = [];
     for (const stage of stages) {
       const tasks = stage.map((name) => this.operation(name, input));
       try {
@@ -229,10 +232,7 @@ class SagaFlow {
       }
       for (const [index, task] of tasks.entries()) {
         const outcome = yield* settle(task);
-        if (!outcome.ok) {
-          this.reasonOf(stage[index], outcome);
-          failed.push(stage[index]);
-        }
+        if (!outcome.ok) failed.push({ name: stage[index], reason: this.reasonOf(stage[index], outcome) });
       }
     }
     return failed;
@@ -249,12 +249,16 @@ class SagaFlow {
   ): Generator<Task, string | null, unknown> {
     let pending = stages;
     for (;;) {
-      const failed = yield* this.compensate(pending, input);
-      if (failed.length === 0) return null;
+      const failures = yield* this.compensate(pending, input);
+      if (failures.length === 0) return null;
+      const failed = failures.map((failure) => failure.name);
       pending = stages
         .map((stage) => stage.filter((name) => failed.includes(name)))
         .filter((stage) => stage.length > 0);
-      const problem = oneLine(`${reason}; compensation failed: ${failed.join(', ')}`);
+      // As a step's failure reads: which compensation, whether its retries ran out, and why.
+      const problem = oneLine(
+        `${reason}; ${failures.map((failure) => `compensation ${failure.reason}`).join('; ')}`,
+      );
       const decision = yield* this.awaitReview(failed, problem);
       if (decision.action === 'resolved') return resolvedBy(decision);
       yield* this.record('compensating', oneLine(`${reason}; retry asked by a person`));

@@ -340,7 +340,10 @@ describe('a compensation that keeps failing waits for a person', () => {
       await run(app, [failingOrder]);
       let record = await saga(app, 'O-STUCK');
       expect(record.status).toBe('needs-attention');
-      expect(record.reason).toMatch(/compensation failed: refundPayment/);
+      // The reason says which compensation ran out of its retries and why, as a step's does.
+      expect(record.reason).toMatch(
+        /; compensation refundPayment failed after 3 attempts: refund unavailable \(3\)$/,
+      );
       expect(record.steps.releaseInventory?.status).toBe('completed'); // the other compensation still ran
       expect(record.alerts).toBe(1);
       expect(app.telemetry.events.filter((e) => e.name === 'Alert.SagaNeedsAttention')).toHaveLength(1);

@@ -3,10 +3,9 @@
  * ids, counters) and the pure questions about it: where a message lives, which session is available
  * and which comes next in acceptance order.
  */
-import type { ApplicationProperties } from '../../services/ports';
 import type { HeldBody } from './clone-body';
 import { offerPrecedes, popOffer, pushOffer, type SessionOffer } from './session-offers';
-import type { BrokerDeadLetter, QueueOptions, QueueSettings, QueueStats } from './types';
+import type { BrokerDeadLetter, BrokerMessageFields, QueueOptions, QueueSettings, QueueStats } from './types';
 
 const DEFAULT_DUPLICATE_DETECTION_WINDOW_MS = 10 * 60 * 1000;
 const DEFAULT_MAX_DELIVERY_COUNT = 10;
@@ -17,17 +16,13 @@ export interface MessageLock {
   lockedUntil: number;
 }
 
-export interface StoredMessage {
-  readonly messageId: string;
-  readonly sessionId: string | undefined;
-  /** As JSON text where that gives it back exactly (./clone-body `holdBody`); copied on every delivery. */
+/**
+ * A message as a queue holds it: its body as ./clone-body holds it (JSON text where that gives it
+ * back exactly, copied on every delivery), and its delivery count, the one field changed in place.
+ */
+export interface StoredMessage extends Omit<BrokerMessageFields, 'deliveryCount' | 'body'> {
   readonly body: HeldBody;
-  readonly correlationId: string | undefined;
-  readonly subject: string | undefined;
   readonly contentType: string | undefined;
-  readonly applicationProperties: ApplicationProperties;
-  readonly sequenceNumber: number;
-  readonly enqueuedTimeUtc: number;
   deliveryCount: number;
   lock: MessageLock | undefined;
   /** A copy the duplicate fault made; it is not copied again, so a probability of 1 still ends. */

@@ -56,49 +56,35 @@ export interface EmbeddedBrokerOptions {
 }
 
 /** A message as a receiver gets it: a copy, so a handler cannot change what would be redelivered. */
-export interface ReceivedMessage {
-  readonly queue: string;
+/** What every view of a message in the broker carries: what was sent, and what the broker added. */
+export interface BrokerMessageFields {
   readonly messageId: string;
   readonly sessionId: string | undefined;
   readonly body: unknown;
   readonly correlationId: string | undefined;
   readonly subject: string | undefined;
-  readonly contentType: string | undefined;
   readonly applicationProperties: ApplicationProperties;
   readonly sequenceNumber: number;
   /** Milliseconds since the epoch, by the broker's clock. */
   readonly enqueuedTimeUtc: number;
   readonly deliveryCount: number;
+}
+
+export interface ReceivedMessage extends BrokerMessageFields {
+  readonly queue: string;
+  readonly contentType: string | undefined;
   readonly lockToken: string;
   /** When the lock was taken; renewals move the real deadline, not this copy. */
   readonly lockedUntil: number;
 }
 
-export interface PeekedMessage {
-  readonly messageId: string;
-  readonly sessionId: string | undefined;
-  readonly body: unknown;
-  readonly correlationId: string | undefined;
-  readonly subject: string | undefined;
-  readonly applicationProperties: ApplicationProperties;
-  readonly sequenceNumber: number;
-  readonly enqueuedTimeUtc: number;
-  readonly deliveryCount: number;
+export interface PeekedMessage extends BrokerMessageFields {
   readonly locked: boolean;
 }
 
-export interface BrokerDeadLetter {
+export interface BrokerDeadLetter extends BrokerMessageFields {
   readonly queue: string;
-  readonly messageId: string;
-  readonly sessionId: string | undefined;
-  readonly body: unknown;
-  readonly correlationId: string | undefined;
-  readonly subject: string | undefined;
   readonly contentType: string | undefined;
-  readonly applicationProperties: ApplicationProperties;
-  readonly sequenceNumber: number;
-  readonly enqueuedTimeUtc: number;
-  readonly deliveryCount: number;
   readonly deadLetterReason: string;
   readonly deadLetterErrorDescription: string;
   readonly deadLetteredAtUtc: number;

@@ -260,6 +260,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
           telemetry: functionTelemetry,
           cache,
           fulfillment: fulfillmentFor(context),
+          maxMessageBytes,
         }),
         backoff,
       ),

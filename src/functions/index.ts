@@ -82,6 +82,7 @@ registerFunctions({
       telemetry,
       cache,
       fulfillment: fulfillmentStarter(durableOrchestrationClient(context)),
+      maxMessageBytes: settings.maxMessageBytes,
     })),
   ],
   http: [

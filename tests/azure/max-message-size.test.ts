@@ -7,6 +7,7 @@
  * 300 KB entry, invalid, is parked with its body, as it arrived; under Standard's 256 KB the same
  * park would be refused by Service Bus, so it keeps only the body's size and hash. Before the
  * setting, the Azure path used the Standard limit on Premium too and threw the body away.
+ * The consumer (`orderTransactions`) parks by the same limit.
  * The Service Bus sender is replaced by a recorder.
  */
 import { InvocationContext } from '@azure/functions';
@@ -70,5 +71,36 @@ describe('the ledger on Azure, by the Service Bus tier the Bicep deploys', () =>
     expect(parked.applicationProperties?.parkReason).toBe('invalid');
     expect(parked.body).toMatchObject({ omitted: 'the parked body, over the size limit' });
     expect(parked.applicationProperties?.parkDescription).toMatch(/over the 262144-byte message limit/);
+  });
+});
+
+async function orderTransactionsOnTier(tier: 'Standard' | 'Premium'): Promise<OutgoingMessage[]> {
+  sent.length = 0;
+  const { serviceBus } = loadEntry({
+    ...SETTINGS,
+    SERVICE_BUS_MAX_MESSAGE_BYTES: maxMessageBytesSettingFor(tier),
+  });
+  const consumer = serviceBus.mock.calls.find(([name]) => name === 'orderTransactions');
+  if (consumer === undefined) throw new Error('orderTransactions not registered');
+  const context = new InvocationContext({
+    functionName: 'orderTransactions',
+    triggerMetadata: { messageId: 'T-1:0123456789abcdef', sessionId: 'O-1', deliveryCount: 1 },
+  });
+  // The invalid entry as Premium's ledger forwards it: the consumer parks it before any store call.
+  await consumer[1].handler(BATCH.entries[0], context);
+  expect(sent.map(({ queue }) => queue)).toEqual(['parked']);
+  return sent.flatMap(({ messages }) => messages);
+}
+
+describe('the consumer on Azure, by the Service Bus tier the Bicep deploys', () => {
+  it('on Premium (1 MB) parks the 300 KB invalid entry with its body', async () => {
+    const [parked] = await orderTransactionsOnTier('Premium');
+    expect(parked.applicationProperties?.parkReason).toBe('invalid');
+    expect(parked.body).toEqual(BATCH.entries[0]);
+  });
+
+  it("under Standard's 256 KB keeps only the body's size and hash", async () => {
+    const [parked] = await orderTransactionsOnTier('Standard');
+    expect(parked.body).toMatchObject({ omitted: 'the parked body, over the size limit' });
   });
 });

@@ -2,6 +2,11 @@
 import { parkedMessage, type ParkRequest } from '../../src/services/convoy/parking';
 import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../../src/services/message-size';
 import { sha256Hex } from '../../src/domain/digest';
+import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createOrderCache } from '../../src/services/convoy/order-cache';
+import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
+import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
+import type { DeliveredMessage, OutgoingMessage } from '../../src/services/ports';
 
 function request(body: unknown): ParkRequest {
   return {
@@ -43,5 +48,51 @@ describe('parkedMessage', () => {
     const body = { data: 'x'.repeat(2000) };
     expect(parkedMessage(request(body), 1000).body).toMatchObject({ omitted: expect.any(String) });
     expect(parkedMessage(request(body), 1_048_576).body).toBe(body);
+  });
+});
+
+describe('the consumer parks by the tier it is given', () => {
+  // SERVICE_BUS_MAX_MESSAGE_BYTES on Premium is 1 MB: an invalid entry of 300 KB, which Premium
+  // carried, keeps its body when parked; under Standard's 256 KB only its size and hash are kept.
+  const invalid = (): DeliveredMessage => ({
+    messageId: 'T-BIG:0123456789abcdef',
+    sessionId: 'O-BIG',
+    body: {
+      transactionId: 'T-BIG',
+      orderId: 'O-BIG',
+      sequence: 1,
+      type: 'OrderCreated',
+      junk: 'x'.repeat(300_000),
+    },
+    applicationProperties: {},
+    deliveryCount: 1,
+    sequenceNumber: 1,
+    enqueuedTimeUtc: undefined,
+    correlationId: undefined,
+  });
+  const parkedBody = async (maxMessageBytes: number | undefined): Promise<unknown> => {
+    const sent: OutgoingMessage[] = [];
+    const ignore = (): void => {};
+    await processOrderTransaction(
+      {
+        orders: createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH),
+        sender: { send: async (_queue, messages) => void sent.push(...messages) },
+        fulfillment: { start: async () => undefined },
+        telemetry: { trace: ignore, event: ignore, metric: ignore },
+        cache: createOrderCache(),
+        maxMessageBytes,
+      },
+      invalid(),
+    );
+    expect(sent).toHaveLength(1);
+    return sent[0].body;
+  };
+
+  it('keeps the body on Premium', async () => {
+    expect(await parkedBody(1_048_576)).toMatchObject({ transactionId: 'T-BIG', junk: expect.any(String) });
+  });
+
+  it("keeps only the size and hash under Standard's limit, the default", async () => {
+    expect(await parkedBody(undefined)).toMatchObject({ omitted: expect.any(String) });
   });
 });

@@ -45,6 +45,8 @@ export interface OrderTransactionDeps {
   fulfillment: FulfillmentStarter;
   telemetry: Telemetry;
   cache: OrderCache;
+  /** The queues' message size limit a parked copy must fit (SERVICE_BUS_MAX_MESSAGE_BYTES); Standard's by default. */
+  maxMessageBytes?: number;
 }
 
 export type TransactionOutcome =

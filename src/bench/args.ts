@@ -103,7 +103,18 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     meaning: 'about how many entries each order-length row runs',
     default: String(D.orderLengthEntries),
   },
-  { name: 'only', value: 'order-length', meaning: 'run only this part of the bench', default: 'all' },
+  {
+    name: 'npm-start-orders',
+    value: 'N',
+    meaning: 'orders (x 10 entries) of the npm start row; 0 skips it',
+    default: String(D.npmStartOrders),
+  },
+  {
+    name: 'only',
+    value: 'order-length|npm-start',
+    meaning: 'run only this part of the bench',
+    default: 'all',
+  },
   { name: 'json', value: 'FILE', meaning: 'also write every number as JSON', default: 'none' },
   { name: 'help', short: 'h', meaning: 'print this help and exit' },
 ];
@@ -166,9 +177,10 @@ export function parseBenchArgs(argv: readonly string[]): {
   }
   set('orderLengthEntries', integer('order-length-entries', 1));
   const only = raw('only');
-  if (only !== undefined && only !== 'order-length') {
-    throw new UsageError(`--only must be order-length, got ${JSON.stringify(only)}`);
+  if (only !== undefined && only !== 'order-length' && only !== 'npm-start') {
+    throw new UsageError(`--only must be order-length or npm-start, got ${JSON.stringify(only)}`);
   }
+  set('npmStartOrders', integer('npm-start-orders', 0));
   set('only', only);
   if (parsed.values.has('no-naive')) options.naive = false;
   if (parsed.values.has('no-sessions-table')) options.sessionsTable = false;

@@ -21,6 +21,7 @@ import { BENCH_USAGE, parseBenchArgs } from './args';
 import { sessionTable, sessionTableOptions } from './session-table';
 import { runTwin } from './twin';
 import { orderLengthTargets, runOrderLengthTable } from './order-length';
+import { npmStartTargets, runNpmStartRow } from './npm-start';
 
 export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design, LatencyClock } from './results';
 export { BENCH_DEFAULTS } from './results';
@@ -158,7 +159,14 @@ async function measure(
     sessions = sessionTable(sessionTableOptions(options));
   }
 
-  const orderLength = options.orderLengths.length > 0 ? await runOrderLengthTable(options, progress) : null;
+  const orderLength =
+    options.only !== 'npm-start' && options.orderLengths.length > 0
+      ? await runOrderLengthTable(options, progress)
+      : null;
+  const npmStart =
+    options.only !== 'order-length' && options.npmStartOrders > 0
+      ? await runNpmStartRow(options.npmStartOrders, options.seed, progress)
+      : null;
 
   const cpu = cpus();
   return {
@@ -179,9 +187,11 @@ async function measure(
     rows,
     sessions,
     orderLength,
+    npmStart,
     targets: [
       ...(options.only === undefined ? evaluateTargets(rows) : []),
       ...orderLengthTargets(orderLength ?? []),
+      ...npmStartTargets(npmStart),
     ],
   };
 }

@@ -1,4 +1,5 @@
 /** What `npm run bench` is asked (its options and defaults) and what it answers (rows, targets). */
+import type { NpmStartRow } from './npm-start';
 import type { SessionTableRow } from './session-table';
 import type { OrderLengthRow } from './order-length';
 
@@ -42,8 +43,10 @@ export interface BenchOptions {
   orderLengths: number[];
   /** About how many entries each row of the order-length table runs, in orders of its length. */
   orderLengthEntries: number;
-  /** Runs only this part of the bench (`--only order-length`); undefined: all of it. */
-  only?: 'order-length';
+  /** Orders (of 10 entries) of the `npm start` row (./npm-start); 0 skips it. */
+  npmStartOrders: number;
+  /** Runs only this part of the bench (`--only order-length`, `--only npm-start`); undefined: all of it. */
+  only?: 'order-length' | 'npm-start';
 }
 
 export type LatencyClock = 'network' | 'timer';
@@ -68,6 +71,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   twin: true,
   orderLengths: [10, 50, 200, 1000],
   orderLengthEntries: 10_000,
+  npmStartOrders: 20_000,
 };
 
 export type Design = 'one consumer' | 'competing consumers' | 'convoy';
@@ -155,5 +159,7 @@ export interface BenchResult {
   sessions: SessionTableRow[] | null;
   /** The order-length table; null when not run. */
   orderLength: OrderLengthRow[] | null;
+  /** The `npm start` row; null when not run. */
+  npmStart: NpmStartRow | null;
   targets: BenchTarget[];
 }

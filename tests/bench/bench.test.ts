@@ -26,6 +26,7 @@ describe('bench', () => {
       warmupOrders: 0,
       sessionsTable: false,
       orderLengths: [],
+      npmStartOrders: 0,
     });
   });
 
@@ -93,6 +94,7 @@ describe('bench', () => {
       warmupOrders: 0,
       sessionsTable: false,
       orderLengths: [],
+      npmStartOrders: 0,
     });
     expect(timed.environment.clockLeadMs).toEqual(expect.any(Number));
     expect(formatBench(timed)).toContain('network clock');

@@ -80,17 +80,7 @@ export async function runNpmStartRow(
     const exitCode = await new Promise<number | null>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        [
-          ...flags,
-          '--require',
-          probe,
-          join(root, script),
-          '--input',
-          input,
-          '--catalog',
-          catalog,
-          '--quiet',
-        ],
+        [...flags, '--require', probe, join(root, script), '--input', input, '--catalog', catalog, '--quiet'],
         {
           cwd: root,
           env: { ...process.env, BENCH_NPM_START_PROBE: probeFile },

@@ -12,7 +12,7 @@ import type { FunctionsHostStats } from '../../src/embedded/functions-host';
 import type { QueueStats } from '../../src/embedded/broker/broker';
 import type { Report } from '../../src/embedded/report';
 import type { OutageName } from '../../src/embedded/faults';
-import type { TelemetryProperties } from '../../src/services/ports';
+import type { DeliveredMessage, TelemetryProperties } from '../../src/services/ports';
 import { expectAccountAddsUp } from './account';
 
 export const SAMPLE_PATH = resolve(__dirname, '..', '..', 'samples', 'ledger.ndjson');
@@ -107,6 +107,17 @@ export function entryMessageFor(
       final: entry.final === true,
       batchId,
     },
+  };
+}
+
+/** An entry's message as the consumer receives it on its first delivery. */
+export function deliveredEntry(entry: Entry): DeliveredMessage {
+  return {
+    ...entryMessageFor(entry),
+    deliveryCount: 1,
+    sequenceNumber: entry.sequence,
+    enqueuedTimeUtc: undefined,
+    correlationId: undefined,
   };
 }
 

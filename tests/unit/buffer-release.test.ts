@@ -23,24 +23,13 @@ import {
 import {
   MAX_BATCH_OPERATIONS,
   type BatchOperation,
-  type DeliveredMessage,
   type DocumentContainer,
   type FulfillmentInput,
 } from '../../src/services/ports';
-import { added, amended, created, entryMessageFor } from '../support/e2e';
+import { added, amended, created, deliveredEntry } from '../support/e2e';
 
 const ignore = (): void => {};
 const BUFFERED = 160;
-
-function delivered(entry: Entry): DeliveredMessage {
-  return {
-    ...entryMessageFor(entry),
-    deliveryCount: 1,
-    sequenceNumber: entry.sequence,
-    enqueuedTimeUtc: undefined,
-    correlationId: undefined,
-  };
-}
 
 interface World {
   orders: DocumentContainer;
@@ -124,12 +113,12 @@ describe('releasing more buffered entries than one batch can hold', () => {
   it(`releases ${BUFFERED} buffered entries in successive batches of at most 100 operations`, async () => {
     const w = world();
     const { first, gap, buffered } = longGap('O-G');
-    await processOrderTransaction(w.deps, delivered(first));
-    for (const entry of buffered) await processOrderTransaction(w.deps, delivered(entry));
+    await processOrderTransaction(w.deps, deliveredEntry(first));
+    for (const entry of buffered) await processOrderTransaction(w.deps, deliveredEntry(entry));
     expect((await header(w, 'O-G')).buffered).toHaveLength(BUFFERED);
 
     w.batchSizes.length = 0;
-    const outcome = await processOrderTransaction(w.deps, delivered(gap));
+    const outcome = await processOrderTransaction(w.deps, deliveredEntry(gap));
     expect(outcome).toMatchObject({ kind: 'applied', orderId: 'O-G' });
     expect(w.batchSizes.length).toBeGreaterThan(1);
     expect(Math.max(...w.batchSizes)).toBeLessThanOrEqual(MAX_BATCH_OPERATIONS);
@@ -154,12 +143,12 @@ describe('releasing more buffered entries than one batch can hold', () => {
   it('after a crash between two batches, a duplicate delivery drains the rest; the order ends the same', async () => {
     const w = world();
     const { first, gap, buffered } = longGap('O-K');
-    await processOrderTransaction(w.deps, delivered(first));
-    for (const entry of buffered) await processOrderTransaction(w.deps, delivered(entry));
+    await processOrderTransaction(w.deps, deliveredEntry(first));
+    for (const entry of buffered) await processOrderTransaction(w.deps, deliveredEntry(entry));
 
     // The gap's own batch commits, then the process dies before the next one.
     w.batchesLeft = 1;
-    await expect(processOrderTransaction(w.deps, delivered(gap))).rejects.toThrow('crashed');
+    await expect(processOrderTransaction(w.deps, deliveredEntry(gap))).rejects.toThrow('crashed');
     const between = await header(w, 'O-K');
     expect(releasable(between)).toBe(true);
     expect(between.buffered.length).toBeGreaterThan(0);
@@ -173,7 +162,7 @@ describe('releasing more buffered entries than one batch can hold', () => {
     // A new process (cold cache) gets the redelivery: a duplicate, and the buffer drains.
     w.batchesLeft = Number.POSITIVE_INFINITY;
     const fresh = { ...w.deps, cache: createOrderCache() };
-    const outcome = await processOrderTransaction(fresh, delivered(gap));
+    const outcome = await processOrderTransaction(fresh, deliveredEntry(gap));
     expect(outcome).toEqual({ kind: 'duplicate', orderId: 'O-K' });
     expect(await header(w, 'O-K')).toMatchObject({
       status: 'submitted',

@@ -12,8 +12,8 @@ import { decideEntry, newOrderState, type OrderState } from '../../src/domain/or
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
-import type { BatchOperation, DeliveredMessage, DocumentContainer, Document } from '../../src/services/ports';
-import { added, amended, created, entryMessageFor } from '../support/e2e';
+import type { BatchOperation, DocumentContainer, Document } from '../../src/services/ports';
+import { added, amended, created, deliveredEntry } from '../support/e2e';
 
 const ignore = (): void => {};
 
@@ -60,16 +60,6 @@ function metered(inner: DocumentContainer, meter: Meter): DocumentContainer {
   };
 }
 
-function delivered(entry: Entry): DeliveredMessage {
-  return {
-    ...entryMessageFor(entry),
-    deliveryCount: 1,
-    sequenceNumber: entry.sequence,
-    enqueuedTimeUtc: undefined,
-    correlationId: undefined,
-  };
-}
-
 /** Bytes written and store calls per entry for one order of `length` entries, each delivered once. */
 async function costPerEntry(length: number): Promise<{ bytes: number; calls: number }> {
   const meter: Meter = { bytes: 0, calls: 0 };
@@ -82,7 +72,7 @@ async function costPerEntry(length: number): Promise<{ bytes: number; calls: num
     telemetry: { trace: ignore, event: ignore, metric: ignore },
     cache: createOrderCache(),
   };
-  for (const entry of orderOf('O-LONG', length)) await processOrderTransaction(deps, delivered(entry));
+  for (const entry of orderOf('O-LONG', length)) await processOrderTransaction(deps, deliveredEntry(entry));
   expect(started).toBe(1);
   return { bytes: meter.bytes / length, calls: meter.calls / length };
 }

@@ -137,6 +137,13 @@ export function parseBenchArgs(argv: readonly string[]): {
   const set = <K extends keyof BenchOptions>(key: K, value: BenchOptions[K] | undefined): void => {
     if (value !== undefined) options[key] = value;
   };
+  const oneOf = <T extends string>(name: string, choices: readonly T[]): T | undefined => {
+    const value = raw(name);
+    if (value !== undefined && !(choices as readonly string[]).includes(value)) {
+      throw new UsageError(`--${name} must be ${choices.join(' or ')}, got ${JSON.stringify(value)}`);
+    }
+    return value as T | undefined;
+  };
   const latency = raw('latency-ms');
   set('latencyMs', latency === undefined ? undefined : nonNegativeFlag('--latency-ms', latency));
   set('orders', integer('orders', 1));
@@ -155,11 +162,7 @@ export function parseBenchArgs(argv: readonly string[]): {
   set('zeroLatencySessions', integer('zero-latency-sessions', 0));
   set('sessionIdleTimeoutMs', integer('session-idle-ms', 0));
   set('warmupOrders', integer('warmup-orders', 0));
-  const clock = raw('latency-clock');
-  if (clock !== undefined && clock !== 'network' && clock !== 'timer') {
-    throw new UsageError(`--latency-clock must be network or timer, got ${JSON.stringify(clock)}`);
-  }
-  set('latencyClock', clock);
+  set('latencyClock', oneOf('latency-clock', ['network', 'timer'] as const));
   const lengths = raw('order-lengths');
   if (lengths !== undefined) {
     options.orderLengths =
@@ -176,12 +179,8 @@ export function parseBenchArgs(argv: readonly string[]): {
           });
   }
   set('orderLengthEntries', integer('order-length-entries', 1));
-  const only = raw('only');
-  if (only !== undefined && only !== 'order-length' && only !== 'npm-start') {
-    throw new UsageError(`--only must be order-length or npm-start, got ${JSON.stringify(only)}`);
-  }
   set('npmStartOrders', integer('npm-start-orders', 0));
-  set('only', only);
+  set('only', oneOf('only', ['order-length', 'npm-start'] as const));
   if (parsed.values.has('no-naive')) options.naive = false;
   if (parsed.values.has('no-sessions-table')) options.sessionsTable = false;
   if (parsed.values.has('no-twin')) options.twin = false;

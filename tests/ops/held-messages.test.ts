@@ -1,6 +1,9 @@
 /** What a replay sends, built once for every implementation (src/services/held-messages.ts). */
 import {
+  detailOf,
+  parkedLedgerEntry,
   parkInfoOf,
+  replayMessageId,
   replayTargetOf,
   summaryOf,
   withoutParkProperties,
@@ -184,5 +187,185 @@ describe('withoutParkProperties', () => {
         final: true,
       }),
     ).toEqual({ transactionId: 'T-1', sequence: 3, final: true });
+  });
+});
+
+describe('parkInfoOf', () => {
+  it('reads each park property as text, and says what is missing', () => {
+    expect(
+      parkInfoOf({
+        parkReason: 'too-large',
+        parkDescription: 'over 262144 bytes',
+        parkedFromQueue: 'ledger',
+        parkedFromSessionId: 'main',
+        transactionId: 42,
+      }),
+    ).toEqual({
+      reason: 'too-large',
+      description: 'over 262144 bytes',
+      fromQueue: 'ledger',
+      fromSessionId: 'main',
+      transactionId: '42',
+    });
+    expect(parkInfoOf({ parkReason: false })).toEqual({
+      reason: 'false',
+      description: '',
+      fromQueue: null,
+      fromSessionId: null,
+      transactionId: null,
+    });
+    expect(parkInfoOf({}).reason).toBe('unknown');
+  });
+});
+
+describe('parkedLedgerEntry', () => {
+  const entry = parkedFrom({
+    fromQueue: 'ledger',
+    messageId: 'B-9#1',
+    sessionId: 'main',
+    body: {},
+    applicationProperties: { batchId: 'B-9', entryIndex: 1 },
+    transactionId: null,
+    reason: 'invalid',
+    description: '',
+  });
+
+  it('is a message the ledger parked with its batchId and its index in the batch', () => {
+    expect(parkedLedgerEntry(entry)).toEqual({ batchId: 'B-9', entryIndex: 1 });
+    expect(
+      parkedLedgerEntry({ ...entry, park: { ...entry.park, fromQueue: 'order-transactions' } }),
+    ).toBeNull();
+    const properties = entry.applicationProperties;
+    expect(parkedLedgerEntry({ ...entry, applicationProperties: { ...properties, batchId: 9 } })).toBeNull();
+    expect(
+      parkedLedgerEntry({ ...entry, applicationProperties: { ...properties, entryIndex: '1' } }),
+    ).toBeNull();
+  });
+});
+
+describe('replayMessageId', () => {
+  it('stays within the 128 characters of a Service Bus messageId', () => {
+    const long = parkedFrom({
+      fromQueue: 'order-transactions',
+      messageId: 'x'.repeat(128),
+      sessionId: 'O-1',
+      body: {},
+      transactionId: null,
+      reason: 'rejected',
+      description: '',
+    });
+    expect(replayMessageId(long)).toBe(`replay-p7:${'x'.repeat(118)}`);
+  });
+});
+
+describe('replayTargetOf, what it leaves out', () => {
+  it('names the queue a parked message records when it is none to replay into', () => {
+    const base = parkedFrom({
+      fromQueue: 'orders',
+      messageId: 'm',
+      sessionId: 'O-1',
+      body: {},
+      transactionId: null,
+      reason: 'invalid',
+      description: '',
+    });
+    expect(replayTargetOf(base)).toEqual({
+      ok: false,
+      reason: 'parked message m records no queue it came from (parkedFromQueue is orders)',
+    });
+    expect(replayTargetOf({ ...base, park: { ...base.park, fromQueue: null } })).toEqual({
+      ok: false,
+      reason: 'parked message m records no queue it came from (parkedFromQueue is missing)',
+    });
+    expect(
+      replayTargetOf({ ...base, park: { ...base.park, fromQueue: 'ledger', fromSessionId: null } }),
+    ).toEqual({
+      ok: false,
+      reason: 'parked message m came from session queue ledger but records no parkedFromSessionId',
+    });
+  });
+
+  it('sends no correlationId, subject or sessionId that the held message has not', () => {
+    const batch = parkedFrom({
+      fromQueue: 'ledger',
+      messageId: 'B-3',
+      sessionId: 'main',
+      body: 'not json',
+      transactionId: null,
+      reason: 'invalid',
+      description: 'body is not valid JSON',
+    });
+    expect(replayTargetOf(batch)).toEqual({
+      ok: true,
+      queue: 'ledger',
+      message: { messageId: 'B-3', sessionId: 'main', body: 'not json', applicationProperties: {} },
+    });
+    const restored: DeadLetteredMessage = {
+      kind: 'dead-lettered',
+      queue: 'parked',
+      messageId: 'P-1',
+      sessionId: null,
+      body: { a: 1 },
+      correlationId: null,
+      subject: null,
+      applicationProperties: { parkReason: 'rejected' },
+      sequenceNumber: '3',
+      enqueuedTimeUtc: 0,
+      deliveryCount: 10,
+      deadLetterReason: null,
+      deadLetterDescription: null,
+    };
+    expect(replayTargetOf(restored)).toEqual({
+      ok: true,
+      queue: 'parked',
+      message: { messageId: 'P-1', body: { a: 1 }, applicationProperties: { parkReason: 'rejected' } },
+    });
+    expect(replayTargetOf({ ...restored, queue: 'ledger', sessionId: 'main', correlationId: 'c' })).toEqual({
+      ok: true,
+      queue: 'ledger',
+      message: {
+        messageId: 'P-1',
+        sessionId: 'main',
+        body: { a: 1 },
+        correlationId: 'c',
+        applicationProperties: { parkReason: 'rejected' },
+      },
+    });
+    expect(replayTargetOf({ ...restored, queue: 'ledger' })).toEqual({
+      ok: false,
+      reason: 'dead-lettered message P-1 of session queue ledger has no sessionId',
+    });
+  });
+});
+
+describe('summaryOf and detailOf a parked message', () => {
+  it('summarise with the park record, and show the rest in full', () => {
+    const message = parkedFrom({
+      fromQueue: 'order-transactions',
+      messageId: 'T-1:00',
+      sessionId: 'O-1',
+      body: entryBody,
+      correlationId: 'corr-1',
+      transactionId: 'T-1',
+      reason: 'rejected',
+      description: 'no order',
+    });
+    const summary = {
+      messageId: 'T-1:00',
+      sessionId: null,
+      sequenceNumber: '7',
+      enqueuedTimeUtc: '2023-11-14T22:13:20.000Z',
+      deliveryCount: 0,
+      park: message.park,
+    };
+    expect(summaryOf(message)).toEqual(summary);
+    expect(detailOf(message)).toEqual({
+      ...summary,
+      correlationId: 'corr-1',
+      subject: message.subject,
+      applicationProperties: message.applicationProperties,
+      body: entryBody,
+    });
+    expect(message.subject).not.toBeNull();
   });
 });

@@ -397,6 +397,31 @@ describe('the prediction for order-transactions', () => {
     });
   });
 
+  it('reads a message without a session as arriving in none', async () => {
+    await expect(
+      predictReplay(
+        ordersContainer(),
+        dead('order-transactions', 'm', created('T-1'), null),
+        'order-transactions',
+        {
+          messageId: 'm',
+          body: created('T-1'),
+        },
+      ),
+    ).resolves.toEqual({
+      outcome: 'parked',
+      reason: 'misrouted',
+      description: "orderId O-1 arrived in session ; an entry must travel in its order's session",
+    });
+  });
+
+  it('a record whose order header is gone is still a duplicate, with no effects pending', async () => {
+    const orders = ordersContainer();
+    await consume(orders, [created('T-1')]);
+    await orders.delete('O-1', 'O-1');
+    await expect(predict(orders, created('T-1'))).resolves.toMatchObject({ outcome: 'duplicate' });
+  });
+
   it('into parked, a message goes back as it was', async () => {
     const message = dead('parked', 'P-1', { any: 1 }, null);
     await expect(
@@ -550,6 +575,32 @@ describe('replaying', () => {
       replayDeadLettered(deps, 'order-transactions', fresh.messageId, { force: true }),
     ).resolves.toMatchObject({ replayed: true, forced: false, prediction: { outcome: 'applied' } });
     expect(operations.sent).toEqual([seen, fresh]);
+  });
+
+  it('sends a ledger entry that is valid now, not forced, as its one-entry batch', async () => {
+    const entry = parked({
+      fromQueue: 'ledger',
+      messageId: 'B-9#3',
+      sessionId: 'main',
+      body: created('T-V1'),
+      applicationProperties: { batchId: 'B-9', entryIndex: 3 },
+    });
+    const operations = fakeOperations([entry], { ledger: 10 * MINUTE });
+    await expect(
+      replayParked(depsOf(operations, ordersContainer(), NOW + 10 * MINUTE), 'B-9#3'),
+    ).resolves.toEqual({
+      replayed: true,
+      queue: 'ledger',
+      sessionId: 'main',
+      messageId: 'B-9#3',
+      sentAs: 'sent-B-9#3',
+      forced: false,
+      prediction: {
+        outcome: 'forwarded',
+        description: 'entry T-V1 of batch B-9 forwarded to order-transactions in session O-1',
+      },
+    });
+    expect(operations.sent).toEqual([entry]);
   });
 
   it('says so when the message left meanwhile, and sends nothing', async () => {

@@ -36,6 +36,8 @@ interface World {
   deps: OrderTransactionDeps;
   started: FulfillmentInput[];
   batchSizes: number[];
+  /** The value of every `entries.applied` metric, in order. */
+  appliedMetrics: number[];
   /** Batches still allowed to commit; then the process "crashes" (every batch throws). */
   batchesLeft: number;
 }
@@ -47,6 +49,7 @@ function world(): World {
     deps: undefined as unknown as OrderTransactionDeps,
     started: [],
     batchSizes: [],
+    appliedMetrics: [],
     batchesLeft: Number.POSITIVE_INFINITY,
   };
   const orders: DocumentContainer = {
@@ -71,7 +74,13 @@ function world(): World {
     orders,
     sender: { send: async () => undefined },
     fulfillment: { start: async (input) => void self.started.push(input) },
-    telemetry: { trace: ignore, event: ignore, metric: ignore },
+    telemetry: {
+      trace: ignore,
+      event: ignore,
+      metric: (name, value) => {
+        if (name === 'entries.applied') self.appliedMetrics.push(value);
+      },
+    },
     cache: createOrderCache(),
   };
   return self;
@@ -118,9 +127,13 @@ describe('releasing more buffered entries than one batch can hold', () => {
     expect((await header(w, 'O-G')).buffered).toHaveLength(BUFFERED);
 
     w.batchSizes.length = 0;
+    w.appliedMetrics.length = 0;
     const outcome = await processOrderTransaction(w.deps, deliveredEntry(gap));
     expect(outcome).toMatchObject({ kind: 'applied', orderId: 'O-G' });
     expect(w.batchSizes.length).toBeGreaterThan(1);
+    // One metric per batch, the first for the change, the others for the drain: every entry counted once.
+    expect(w.appliedMetrics).toHaveLength(w.batchSizes.length);
+    expect(w.appliedMetrics.reduce((sum, n) => sum + n, 0)).toBe(BUFFERED + 1);
     expect(Math.max(...w.batchSizes)).toBeLessThanOrEqual(MAX_BATCH_OPERATIONS);
 
     const done = await header(w, 'O-G');

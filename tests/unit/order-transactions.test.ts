@@ -1,0 +1,439 @@
+/**
+ * The parallel half of the convoy (src/services/convoy/order-transactions.ts) on the embedded store
+ * and recording ports: the outcome of each entry, what it tells the telemetry, what it parks and
+ * starts, and what its writes leave in the store and in the session's cache.
+ */
+import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import type { Entry } from '../../src/domain/entry';
+import { createOrderCache } from '../../src/services/convoy/order-cache';
+import {
+  CONSUMER,
+  processOrderTransaction,
+  type OrderTransactionDeps,
+} from '../../src/services/convoy/order-transactions';
+import {
+  ORDERS_CONTAINER,
+  ORDERS_PARTITION_KEY_PATH,
+  type OrderDocument,
+} from '../../src/services/order-documents';
+import { PARK_PROPERTY, QUEUE } from '../../src/services/queues';
+import type {
+  DeliveredMessage,
+  DocumentContainer,
+  FulfillmentInput,
+  OutgoingMessage,
+  TelemetryProperties,
+} from '../../src/services/ports';
+import { added, amended, created, deliveredEntry } from '../support/e2e';
+
+interface World {
+  orders: DocumentContainer;
+  deps: OrderTransactionDeps;
+  sends: Array<{ queue: string; messages: OutgoingMessage[] }>;
+  started: FulfillmentInput[];
+  events: Array<{ name: string; properties?: TelemetryProperties }>;
+  metrics: Array<{ name: string; value: number; properties?: TelemetryProperties }>;
+  replaces: string[];
+  /** Runs before the next replace of the consumer, once: another writer's turn. */
+  beforeReplace?: () => Promise<void>;
+}
+
+function world(orders: DocumentContainer = ordersContainer()): World {
+  const self: World = {
+    orders,
+    sends: [],
+    started: [],
+    events: [],
+    metrics: [],
+    replaces: [],
+    deps: undefined as unknown as OrderTransactionDeps,
+  };
+  const counted: DocumentContainer = {
+    ...orders,
+    name: orders.name,
+    partitionKeyPath: orders.partitionKeyPath,
+    create: (document) => orders.create(document),
+    read: (partitionKey, id) => orders.read(partitionKey, id),
+    replace: async (document, options) => {
+      const before = self.beforeReplace;
+      self.beforeReplace = undefined;
+      if (before !== undefined) await before();
+      self.replaces.push(document.id);
+      return orders.replace(document, options);
+    },
+    upsert: (document, options) => orders.upsert(document, options),
+    delete: (partitionKey, id, options) => orders.delete(partitionKey, id, options),
+    query: (spec) => orders.query(spec),
+    batch: (partitionKey, operations) => orders.batch(partitionKey, operations),
+  };
+  self.deps = {
+    orders: counted,
+    sender: {
+      send: async (queue, messages) => {
+        self.sends.push({ queue, messages: [...messages] });
+      },
+    },
+    fulfillment: { start: async (input) => void self.started.push(input) },
+    telemetry: {
+      trace: () => {},
+      event: (name, properties) => self.events.push({ name, properties }),
+      metric: (name, value, properties) => self.metrics.push({ name, value, properties }),
+    },
+    cache: createOrderCache(),
+  };
+  return self;
+}
+
+function ordersContainer(): DocumentContainer {
+  return createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
+}
+
+function delivered(entry: Entry, correlationId?: string): DeliveredMessage {
+  return { ...deliveredEntry(entry), correlationId };
+}
+
+async function header(w: World, orderId: string): Promise<OrderDocument | undefined> {
+  return (await w.orders.read<OrderDocument>(orderId, orderId))?.document;
+}
+
+/** The dimensions every metric of an entry carries. */
+function dimensions(message: DeliveredMessage, entry: Entry): TelemetryProperties {
+  return {
+    orderId: entry.orderId,
+    messageId: message.messageId,
+    sessionId: message.sessionId,
+    correlationId: message.correlationId ?? null,
+    sequence: entry.sequence,
+  };
+}
+
+describe('processOrderTransaction', () => {
+  it('is the orderTransactions consumer', () => {
+    expect(CONSUMER).toBe('orderTransactions');
+  });
+
+  it('applies an entry in sequence: the outcome, the applied metric, the header and the cache', async () => {
+    const w = world();
+    const first = delivered(created('O-1', 'T-1'), 'corr-1');
+    expect(await processOrderTransaction(w.deps, first)).toEqual({
+      kind: 'applied',
+      orderId: 'O-1',
+      applied: 1,
+      rejected: 0,
+      submitted: false,
+    });
+    expect(w.metrics).toEqual([
+      { name: 'entries.applied', value: 1, properties: dimensions(first, created('O-1', 'T-1')) },
+    ]);
+    const stored = await header(w, 'O-1');
+    expect(stored).toMatchObject({
+      id: 'O-1',
+      kind: 'order',
+      orderId: 'O-1',
+      status: 'open',
+      appliedSequence: 1,
+      correlationId: 'corr-1',
+      outbox: null,
+    });
+    expect(stored).toMatchObject(w.deps.cache.get('O-1')?.document ?? { cached: false });
+    expect(w.deps.cache.get('O-1')?.etag).toBe((await w.orders.read('O-1', 'O-1'))?.etag);
+    expect(w.sends).toEqual([]);
+    expect(w.events).toEqual([]);
+    expect(w.replaces).toEqual([]);
+  });
+
+  it("keeps the order's correlationId from its first entry", async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'), 'corr-1'));
+    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2), 'corr-2'));
+    expect((await header(w, 'O-1'))?.correlationId).toBe('corr-1');
+    const w2 = world();
+    await processOrderTransaction(w2.deps, delivered(created('O-2', 'T-1')));
+    expect((await header(w2, 'O-2'))?.correlationId).toBeNull();
+  });
+
+  it('buffers an entry ahead of a gap and says what it waits for; then the gap releases it', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    w.metrics.length = 0;
+    const ahead = delivered(added('O-1', 'T-3', 3), 'corr');
+    expect(await processOrderTransaction(w.deps, ahead)).toEqual({
+      kind: 'buffered',
+      orderId: 'O-1',
+      applied: 0,
+      rejected: 0,
+      submitted: false,
+    });
+    expect(w.metrics).toEqual([
+      {
+        name: 'entries.buffered',
+        value: 1,
+        properties: { ...dimensions(ahead, added('O-1', 'T-3', 3)), waitingFor: 2 },
+      },
+    ]);
+    w.metrics.length = 0;
+    const gap = delivered(added('O-1', 'T-2', 2));
+    expect(await processOrderTransaction(w.deps, gap)).toEqual({
+      kind: 'applied',
+      orderId: 'O-1',
+      applied: 2,
+      rejected: 0,
+      submitted: false,
+    });
+    expect(w.metrics).toEqual([
+      { name: 'entries.applied', value: 2, properties: dimensions(gap, added('O-1', 'T-2', 2)) },
+    ]);
+    expect(await header(w, 'O-1')).toMatchObject({ appliedSequence: 3, buffered: [], lineCount: 2 });
+  });
+
+  it('says a delivery seen before is a duplicate, by the cache and by the store', async () => {
+    const w = world();
+    const first = delivered(created('O-1', 'T-1'));
+    await processOrderTransaction(w.deps, first);
+    w.metrics.length = 0;
+    expect(await processOrderTransaction(w.deps, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    expect(w.metrics).toEqual([
+      { name: 'entries.duplicate', value: 1, properties: dimensions(first, created('O-1', 'T-1')) },
+    ]);
+    const cold = { ...w.deps, cache: createOrderCache() };
+    expect(await processOrderTransaction(cold, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    expect(w.sends).toEqual([]);
+  });
+
+  it('parks an invalid message with what it came with, under its session', async () => {
+    const w = world();
+    const message: DeliveredMessage = {
+      ...delivered(created('O-1', 'T-1'), 'corr'),
+      body: { transactionId: 'T-1', orderId: 'O-1' },
+      applicationProperties: { batchId: 'B-1' },
+    };
+    expect(await processOrderTransaction(w.deps, message)).toEqual({
+      kind: 'parked',
+      reason: 'invalid',
+      orderId: 'O-1',
+    });
+    expect(w.sends).toHaveLength(1);
+    expect(w.sends[0].queue).toBe(QUEUE.parked);
+    expect(w.sends[0].messages).toEqual([
+      {
+        messageId: message.messageId,
+        body: message.body,
+        correlationId: 'corr',
+        subject: 'invalid',
+        applicationProperties: {
+          batchId: 'B-1',
+          [PARK_PROPERTY.reason]: 'invalid',
+          [PARK_PROPERTY.description]: expect.stringContaining('sequence'),
+          [PARK_PROPERTY.queue]: QUEUE.orderTransactions,
+          [PARK_PROPERTY.sessionId]: 'O-1',
+          [PARK_PROPERTY.transactionId]: 'T-1',
+        },
+      },
+    ]);
+    expect(await header(w, 'O-1')).toBeUndefined();
+    const noSession = { ...message, sessionId: undefined };
+    expect(await processOrderTransaction(w.deps, noSession)).toEqual({
+      kind: 'parked',
+      reason: 'invalid',
+      orderId: null,
+    });
+  });
+
+  it('parks a misrouted entry and a sequence conflict, with the reason and the transaction', async () => {
+    const w = world();
+    const misrouted = { ...delivered(created('O-1', 'T-1')), sessionId: 'O-2' };
+    expect(await processOrderTransaction(w.deps, misrouted)).toEqual({
+      kind: 'parked',
+      reason: 'misrouted',
+      orderId: 'O-2',
+    });
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    w.sends.length = 0;
+    const conflict = delivered(added('O-1', 'T-9', 1), 'corr');
+    expect(await processOrderTransaction(w.deps, conflict)).toEqual({
+      kind: 'parked',
+      reason: 'sequence-conflict',
+      orderId: 'O-1',
+    });
+    expect(w.sends[0].messages).toEqual([
+      {
+        messageId: conflict.messageId,
+        body: conflict.body,
+        correlationId: 'corr',
+        subject: 'sequence-conflict',
+        applicationProperties: {
+          ...conflict.applicationProperties,
+          [PARK_PROPERTY.reason]: 'sequence-conflict',
+          [PARK_PROPERTY.description]: 'sequence 1 of order O-1 is already taken by another transaction',
+          [PARK_PROPERTY.queue]: QUEUE.orderTransactions,
+          [PARK_PROPERTY.sessionId]: 'O-1',
+          [PARK_PROPERTY.transactionId]: 'T-9',
+        },
+      },
+    ]);
+    expect(await header(w, 'O-1')).toMatchObject({ appliedSequence: 1, outbox: null });
+  });
+
+  it('parks a transaction seen with other content as a digest mismatch, by the cache and by the store', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2, 1, 100)));
+    w.sends.length = 0;
+    const other = delivered(added('O-1', 'T-2', 2, 7, 100));
+    expect(await processOrderTransaction(w.deps, other)).toEqual({
+      kind: 'parked',
+      reason: 'digest-mismatch',
+      orderId: 'O-1',
+    });
+    const cold = { ...w.deps, cache: createOrderCache() };
+    // A cold cache decides on the stored header (entry 2 is taken: it reads the record).
+    expect(await processOrderTransaction(cold, other)).toEqual({
+      kind: 'parked',
+      reason: 'digest-mismatch',
+      orderId: 'O-1',
+    });
+    expect(w.sends.map((s) => s.messages[0].subject)).toEqual(['digest-mismatch', 'digest-mismatch']);
+    expect(w.events.filter((e) => e.name === 'Alert.DigestMismatch')).toHaveLength(2);
+  });
+
+  it('parks a rejected entry through the outbox, then removes the park from the stored outbox', async () => {
+    const w = world();
+    // An amendment of a line the order has not: it takes its slot and is rejected.
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    const bad = delivered(amended('O-1', 'T-2', 2, 'T-X', 3), 'corr');
+    expect(await processOrderTransaction(w.deps, bad)).toEqual({
+      kind: 'rejected',
+      orderId: 'O-1',
+      applied: 0,
+      rejected: 1,
+      submitted: false,
+    });
+    expect(w.sends).toEqual([
+      {
+        queue: QUEUE.parked,
+        messages: [
+          {
+            messageId: bad.messageId,
+            body: bad.body,
+            // The order had none: the entry's own.
+            correlationId: 'corr',
+            subject: 'rejected',
+            applicationProperties: {
+              ...bad.applicationProperties,
+              [PARK_PROPERTY.reason]: 'rejected',
+              [PARK_PROPERTY.description]:
+                'TransactionAmended at sequence 2: amends T-X, which is not a line of order O-1',
+              [PARK_PROPERTY.queue]: QUEUE.orderTransactions,
+              [PARK_PROPERTY.sessionId]: 'O-1',
+              [PARK_PROPERTY.transactionId]: 'T-2',
+            },
+          },
+        ],
+      },
+    ]);
+    expect(w.replaces).toEqual(['O-1']);
+    const stored = await header(w, 'O-1');
+    expect(stored).toMatchObject({ appliedSequence: 2, outbox: null });
+    expect(stored).toMatchObject(w.deps.cache.get('O-1')?.document ?? { cached: false });
+    expect(w.deps.cache.get('O-1')?.etag).toBe((await w.orders.read('O-1', 'O-1'))?.etag);
+    // The next write on the order parks nothing again.
+    w.sends.length = 0;
+    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3)));
+    expect(w.sends).toEqual([]);
+  });
+
+  it("parks a rejected entry with the order's correlationId", async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'), 'corr-1'));
+    await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3), 'corr-2'));
+    expect(w.sends[0].messages[0].correlationId).toBe('corr-1');
+  });
+
+  it('starts the fulfillment of a submitted order once, and tells it; the start leaves the cache, not the store', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'), 'corr'));
+    w.metrics.length = 0;
+    const last = delivered(added('O-1', 'T-2', 2, 2, 150, true));
+    expect(await processOrderTransaction(w.deps, last)).toEqual({
+      kind: 'applied',
+      orderId: 'O-1',
+      applied: 1,
+      rejected: 0,
+      submitted: true,
+    });
+    const input = { orderId: 'O-1', customerId: 'C-O-1', currency: 'EUR', total: 300, correlationId: 'corr' };
+    expect(w.started).toEqual([input]);
+    expect(w.events).toEqual([
+      { name: 'OrderSubmitted', properties: { orderId: 'O-1', total: 300, correlationId: 'corr' } },
+    ]);
+    expect(w.replaces).toEqual([]);
+    expect((await header(w, 'O-1'))?.outbox).toEqual({ parks: [], startFulfillment: input });
+    expect(w.deps.cache.get('O-1')?.document.outbox).toBeNull();
+    // The next write leaves it out; the rejected entry after the final one parks, the saga is not started again.
+    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3)));
+    expect(w.started).toEqual([input]);
+    expect((await header(w, 'O-1'))?.outbox).toBeNull();
+    expect(w.sends.map((s) => s.messages.map((m) => m.subject))).toEqual([['rejected']]);
+  });
+
+  it('parks the entries rejected after a final one with the saga start, and empties the stored outbox', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3, 1, 100, true)));
+    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-4', 4)));
+    const outcome = await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2)));
+    expect(outcome).toEqual({ kind: 'applied', orderId: 'O-1', applied: 2, rejected: 1, submitted: true });
+    expect(w.started.map((input) => input.orderId)).toEqual(['O-1']);
+    expect(w.sends.map((s) => s.messages.map((m) => m.applicationProperties?.transactionId))).toEqual([
+      ['T-4'],
+    ]);
+    expect(w.replaces).toEqual(['O-1']);
+    expect((await header(w, 'O-1'))?.outbox).toBeNull();
+  });
+
+  it('removes a park from the stored outbox on what another writer wrote meanwhile', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    w.beforeReplace = async () => {
+      // Another writer changes the header (its etag) after the batch, before the removal.
+      const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+      if (stored === undefined) throw new Error('no order');
+      await w.orders.replace({ ...stored.document, total: 999 }, { ifMatch: stored.etag });
+    };
+    await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
+    expect(w.replaces).toEqual(['O-1', 'O-1']);
+    expect(await header(w, 'O-1')).toMatchObject({ total: 999, outbox: null, appliedSequence: 2 });
+    expect(w.deps.cache.get('O-1')?.document).toMatchObject({ total: 999, outbox: null });
+  });
+
+  it('writes nothing more when another writer removed the park meanwhile, or left only its own', async () => {
+    for (const othersOutbox of ['none', 'its own'] as const) {
+      const w = world();
+      await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+      w.beforeReplace = async () => {
+        const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+        if (stored === undefined || stored.document.outbox === null) throw new Error('no outbox');
+        const own = { ...stored.document.outbox.parks[0], transactionId: 'T-OTHER', messageId: 'M-OTHER' };
+        const outbox = othersOutbox === 'none' ? null : { parks: [own], startFulfillment: null };
+        await w.orders.replace({ ...stored.document, outbox }, { ifMatch: stored.etag });
+      };
+      await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
+      expect(w.replaces).toEqual(['O-1']);
+      expect((await header(w, 'O-1'))?.outbox?.parks.map((p) => p.transactionId) ?? []).toEqual(
+        othersOutbox === 'none' ? [] : ['T-OTHER'],
+      );
+    }
+  });
+
+  it('gives up the removal when the order is gone meanwhile', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    w.beforeReplace = async () => {
+      await w.orders.delete('O-1', 'O-1');
+    };
+    await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
+    expect(w.replaces).toEqual(['O-1']);
+    expect(await header(w, 'O-1')).toBeUndefined();
+    expect(w.deps.cache.get('O-1')).toBeUndefined();
+  });
+});

@@ -9,7 +9,7 @@ export default tseslint.config(
       'node_modules/',
       'coverage/',
       'package/',
-      '.stryker-tmp/',
+      '.stryker-tmp*/',
       'reports/',
       '*.js',
       '*.mjs',

@@ -124,9 +124,10 @@ describe('forwardLedgerBatch', () => {
     const r = recording();
     const bad = { transactionId: 'T-3', orderId: 'O-1', sequence: 0, type: 'TransactionAdded', data: {} };
     const noId = { transactionId: 7, orderId: 'O-1' };
-    const entries: unknown[] = [created('O-1', 'T-1'), bad, noId, null, 'text'];
+    // undefined: a body given as an object (no JSON text) can hold it.
+    const entries: unknown[] = [created('O-1', 'T-1'), bad, noId, null, 'text', undefined];
     const outcome = await forwardLedgerBatch(r.deps, ledgerMessage({ batchId: 'B-1', entries }));
-    expect(outcome).toEqual({ batchId: 'B-1', forwarded: 1, parked: 4 });
+    expect(outcome).toEqual({ batchId: 'B-1', forwarded: 1, parked: 5 });
     expect(r.sends.map((s) => s.queue)).toEqual([QUEUE.orderTransactions, QUEUE.parked]);
     const parked = r.sends[1].messages;
     expect(parked.map((m) => m.messageId)).toEqual([
@@ -134,14 +135,13 @@ describe('forwardLedgerBatch', () => {
       parkId('invalid', noId),
       parkId('invalid', null),
       parkId('invalid', 'text'),
+      `invalid:${sha256Hex('undefined').slice(0, 32)}`,
     ]);
-    expect(parked.map((m) => m.body)).toEqual([bad, noId, null, 'text']);
-    expect(parked.map((m) => m.applicationProperties?.[PARK_PROPERTY.transactionId])).toEqual([
-      'T-3',
-      undefined,
-      undefined,
-      undefined,
-    ]);
+    expect(parked.map((m) => m.body)).toStrictEqual([bad, noId, null, 'text', undefined]);
+    expect(
+      parked.map((m) => Object.hasOwn(m.applicationProperties ?? {}, PARK_PROPERTY.transactionId)),
+    ).toEqual([true, false, false, false, false]);
+    expect(parked[0].applicationProperties?.[PARK_PROPERTY.transactionId]).toBe('T-3');
     expect(parked[0]).toMatchObject({
       correlationId: 'L-1',
       subject: 'invalid',
@@ -156,7 +156,7 @@ describe('forwardLedgerBatch', () => {
     expect(parked[0].applicationProperties?.[PARK_PROPERTY.description]).toMatch(
       /^entries\[1\]\.sequence .*; /,
     );
-    expect(parked.map((m) => m.applicationProperties?.entryIndex)).toEqual([1, 2, 3, 4]);
+    expect(parked.map((m) => m.applicationProperties?.entryIndex)).toEqual([1, 2, 3, 4, 5]);
     expect(r.metrics.at(-1)).toEqual({ name: 'ledger.entriesForwarded', value: 1, properties: undefined });
   });
 

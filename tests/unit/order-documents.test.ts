@@ -115,6 +115,7 @@ describe('reading records', () => {
     await stored(orders, 'O-1', [line('T-3', 3), line('T-2', 2, 5), bare('T-1', 1)]);
     await stored(orders, 'O-2', [bare('T-9', 1)]);
     const records = await readTransactionRecords(orders, 'O-1');
+    expect(records).toHaveLength(3);
     expect(records.map((r) => r.transactionId).sort()).toEqual(['T-1', 'T-2', 'T-3']);
     expect(records.find((r) => r.transactionId === 'T-2')).toStrictEqual(line('T-2', 2, 5));
 

@@ -115,6 +115,7 @@ function applyAtSlot(
 ): { rejection?: string; submitted: boolean; amended?: TransactionRecord } {
   const reject = (why: string) => ({
     rejection: `${entry.type} at sequence ${entry.sequence}: ${why}`,
+    // Stryker disable next-line BooleanLiteral: equivalent, Slots.take reads `submitted` only when there is no rejection.
     submitted: false,
   });
   let amended: TransactionRecord | undefined;

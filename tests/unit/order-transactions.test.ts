@@ -14,8 +14,12 @@ import {
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
+  transactionDocument,
   type OrderDocument,
 } from '../../src/services/order-documents';
+import { entryDigest } from '../../src/domain/digest';
+import { TransientError } from '../../src/domain/errors';
+import { releasable } from '../../src/domain/order';
 import { PARK_PROPERTY, QUEUE } from '../../src/services/queues';
 import type {
   DeliveredMessage,
@@ -34,8 +38,12 @@ interface World {
   events: Array<{ name: string; properties?: TelemetryProperties }>;
   metrics: Array<{ name: string; value: number; properties?: TelemetryProperties }>;
   replaces: string[];
+  /** The point reads of the consumer, `partitionKey/id`. */
+  reads: string[];
   /** Runs before the next replace of the consumer, once: another writer's turn. */
   beforeReplace?: () => Promise<void>;
+  /** Runs before every batch of the consumer while set: another writer's turn. */
+  beforeBatch?: () => Promise<void>;
 }
 
 function world(orders: DocumentContainer = ordersContainer()): World {
@@ -46,6 +54,7 @@ function world(orders: DocumentContainer = ordersContainer()): World {
     events: [],
     metrics: [],
     replaces: [],
+    reads: [],
     deps: undefined as unknown as OrderTransactionDeps,
   };
   const counted: DocumentContainer = {
@@ -53,7 +62,10 @@ function world(orders: DocumentContainer = ordersContainer()): World {
     name: orders.name,
     partitionKeyPath: orders.partitionKeyPath,
     create: (document) => orders.create(document),
-    read: (partitionKey, id) => orders.read(partitionKey, id),
+    read: (partitionKey, id) => {
+      self.reads.push(`${partitionKey}/${id}`);
+      return orders.read(partitionKey, id);
+    },
     replace: async (document, options) => {
       const before = self.beforeReplace;
       self.beforeReplace = undefined;
@@ -64,7 +76,10 @@ function world(orders: DocumentContainer = ordersContainer()): World {
     upsert: (document, options) => orders.upsert(document, options),
     delete: (partitionKey, id, options) => orders.delete(partitionKey, id, options),
     query: (spec) => orders.query(spec),
-    batch: (partitionKey, operations) => orders.batch(partitionKey, operations),
+    batch: async (partitionKey, operations) => {
+      if (self.beforeBatch !== undefined) await self.beforeBatch();
+      return orders.batch(partitionKey, operations);
+    },
   };
   self.deps = {
     orders: counted,
@@ -82,6 +97,59 @@ function world(orders: DocumentContainer = ordersContainer()): World {
     cache: createOrderCache(),
   };
   return self;
+}
+
+/** Another writer changes the order's header behind the consumer's back (its etag, its total). */
+async function bump(w: World, orderId: string, change: Partial<OrderDocument> = {}): Promise<void> {
+  const stored = await w.orders.read<OrderDocument>(orderId, orderId);
+  if (stored === undefined) throw new Error(`no order ${orderId}`);
+  const written = await w.orders.replace(
+    { ...stored.document, total: stored.document.total + 1, ...change },
+    { ifMatch: stored.etag },
+  );
+  if (written.status !== 200) throw new Error(`bump of ${orderId}: ${written.status}`);
+}
+
+/**
+ * An order left releasable, as a crash between two batches of a release leaves it: entry 2 applied
+ * (its record written) and entry 3 still buffered behind it. `third` is entry 3.
+ */
+async function releasableOrder(w: World, third: Entry): Promise<void> {
+  const setup = world(w.orders);
+  await processOrderTransaction(setup.deps, delivered(created('O-1', 'T-1')));
+  await processOrderTransaction(setup.deps, delivered(third));
+  const two = added('O-1', 'T-2', 2, 1, 100);
+  const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+  if (stored === undefined) throw new Error('no order O-1');
+  const batch = await w.orders.batch('O-1', [
+    {
+      op: 'create',
+      document: transactionDocument('O-1', {
+        transactionId: 'T-2',
+        digest: entryDigest(two),
+        sequence: 2,
+        outcome: 'applied',
+        line: { sku: 'SKU-T-2', quantity: 1, unitPrice: 100 },
+      }),
+    },
+    {
+      op: 'replace',
+      document: { ...stored.document, appliedSequence: 2, lineCount: 1, total: 100 },
+      ifMatch: stored.etag,
+    },
+  ]);
+  if (!batch.ok) throw new Error('setup batch failed');
+  expect(releasable({ ...stored.document, appliedSequence: 2 })).toBe(true);
+}
+
+/** The error the promise rejects with. */
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('it did not fail');
 }
 
 function ordersContainer(): DocumentContainer {
@@ -435,5 +503,155 @@ describe('processOrderTransaction', () => {
     expect(w.replaces).toEqual(['O-1']);
     expect(await header(w, 'O-1')).toBeUndefined();
     expect(w.deps.cache.get('O-1')).toBeUndefined();
+  });
+
+  it('reads nothing of an order its cache holds, and the header once when its cache is cold', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2)));
+    expect(w.reads).toEqual([]);
+    const cold = world(w.orders);
+    await processOrderTransaction(cold.deps, delivered(added('O-1', 'T-3', 3)));
+    // Its first decision is on a new order (a create, which loses): then the header is read.
+    expect(cold.reads).toEqual(['O-1/O-1']);
+  });
+
+  it('parks an entry that came without a session as misrouted', async () => {
+    const w = world();
+    const message = { ...delivered(created('O-1', 'T-1')), sessionId: undefined };
+    expect(await processOrderTransaction(w.deps, message)).toEqual({
+      kind: 'parked',
+      reason: 'misrouted',
+      orderId: null,
+    });
+    expect(w.sends[0].messages[0].applicationProperties?.[PARK_PROPERTY.description]).toBe(
+      "orderId O-1 arrived in session ; an entry must travel in its order's session",
+    );
+  });
+
+  it('gives up with a TransientError when the order keeps changing under every write', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    w.beforeBatch = () => bump(w, 'O-1');
+    const error = await failure(processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2))));
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).toMatchObject({
+      code: 'order-contention',
+      message: 'order O-1 kept changing under 10 consecutive writes',
+    });
+  });
+
+  it('gives up with a TransientError when the outbox keeps changing under every removal', async () => {
+    const w = world();
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    const again = async (): Promise<void> => {
+      await bump(w, 'O-1');
+      w.beforeReplace = again;
+    };
+    w.beforeReplace = again;
+    const error = await failure(
+      processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3))),
+    );
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).toMatchObject({
+      code: 'order-contention',
+      message: 'the outbox of order O-1 kept changing under 10 consecutive writes',
+    });
+  });
+
+  it.each([
+    ['took the parks and left the saga start', { parks: 0 }, null],
+    ['took the parks and added one of its own', { parks: 1 }, { parks: ['T-OTHER'], startFulfillment: null }],
+  ])(
+    'after a change with parks and a saga start, removes what was done when another writer %s',
+    async (_what, others, expected) => {
+      const w = world();
+      await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+      await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3, 1, 100, true)));
+      await processOrderTransaction(w.deps, delivered(added('O-1', 'T-4', 4)));
+      w.beforeReplace = async () => {
+        const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+        const outbox = stored?.document.outbox;
+        if (stored === undefined || outbox === null || outbox === undefined) throw new Error('no outbox');
+        const own = { ...outbox.parks[0], transactionId: 'T-OTHER', messageId: 'M-OTHER' };
+        await w.orders.replace(
+          { ...stored.document, outbox: { ...outbox, parks: others.parks === 0 ? [] : [own] } },
+          { ifMatch: stored.etag },
+        );
+      };
+      await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2)));
+      expect(w.started.map((input) => input.orderId)).toEqual(['O-1']);
+      expect(w.replaces).toEqual(['O-1', 'O-1']);
+      const outbox = (await header(w, 'O-1'))?.outbox ?? null;
+      expect(
+        outbox === null
+          ? null
+          : { parks: outbox.parks.map((p) => p.transactionId), startFulfillment: outbox.startFulfillment },
+      ).toEqual(expected);
+    },
+  );
+
+  it('goes on releasing a buffer left releasable, from its cache, on any delivery', async () => {
+    const w = world();
+    await releasableOrder(w, added('O-1', 'T-3', 3, 1, 100));
+    const duplicate = delivered(created('O-1', 'T-1'));
+    expect(await processOrderTransaction(w.deps, duplicate)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    expect(await header(w, 'O-1')).toMatchObject({
+      appliedSequence: 3,
+      buffered: [],
+      lineCount: 2,
+      total: 200,
+    });
+    expect(w.metrics).toEqual([
+      { name: 'entries.duplicate', value: 1, properties: dimensions(duplicate, created('O-1', 'T-1')) },
+      { name: 'entries.applied', value: 1, properties: dimensions(duplicate, created('O-1', 'T-1')) },
+    ]);
+    // The header once, after the batch found the entry's record (the release reads the cache).
+    expect(w.reads.filter((read) => read === 'O-1/O-1')).toEqual(['O-1/O-1']);
+  });
+
+  it('releases a buffer on what another writer wrote meanwhile', async () => {
+    const w = world();
+    await releasableOrder(w, added('O-1', 'T-3', 3, 1, 100));
+    let batches = 0;
+    w.beforeBatch = async () => {
+      batches += 1;
+      // The entry's own batch (it finds the record), then the release's first: another writer first.
+      if (batches === 2) await bump(w, 'O-1', { total: 100, correlationId: 'other' });
+    };
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    expect(batches).toBe(3);
+    expect(await header(w, 'O-1')).toMatchObject({
+      appliedSequence: 3,
+      buffered: [],
+      correlationId: 'other',
+    });
+  });
+
+  it('gives up with a TransientError when the buffer keeps changing under every release', async () => {
+    const w = world();
+    await releasableOrder(w, added('O-1', 'T-3', 3, 1, 100));
+    let batches = 0;
+    w.beforeBatch = async () => {
+      batches += 1;
+      if (batches >= 2) await bump(w, 'O-1', { total: 100 });
+    };
+    const error = await failure(processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'))));
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).toMatchObject({
+      code: 'order-contention',
+      message: 'the buffer of order O-1 kept changing under 10 consecutive writes',
+    });
+  });
+
+  it('releases a buffered entry that breaks a rule: parked, not counted as applied', async () => {
+    const w = world();
+    await releasableOrder(w, amended('O-1', 'T-3', 3, 'T-X', 2));
+    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    expect(await header(w, 'O-1')).toMatchObject({ appliedSequence: 3, buffered: [], outbox: null });
+    expect(w.metrics.map((m) => m.name)).toEqual(['entries.duplicate', 'messages.parked']);
+    expect(w.sends.map((s) => s.messages.map((m) => m.applicationProperties?.transactionId))).toEqual([
+      ['T-3'],
+    ]);
   });
 });

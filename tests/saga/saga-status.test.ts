@@ -78,10 +78,11 @@ describe('recordSagaStatus with begin', () => {
   it('starts a running saga of its own instance as any status change', async () => {
     const w = world();
     const deps = sagaDeps(w);
-    await expect(recordSagaStatus(deps, status({ status: 'running', begin: true }))).resolves.toEqual({
+    // toStrictEqual: the answer has no `ended` key at all, not one that is undefined.
+    await expect(recordSagaStatus(deps, status({ status: 'running', begin: true }))).resolves.toStrictEqual({
       cancelRequested: false,
     });
-    await expect(recordSagaStatus(deps, status({ status: 'running', begin: true }))).resolves.toEqual({
+    await expect(recordSagaStatus(deps, status({ status: 'running', begin: true }))).resolves.toStrictEqual({
       cancelRequested: false,
     });
     expect((await record(w)).transitions.map((t) => t.status)).toEqual(['running']);
@@ -125,10 +126,12 @@ describe('recordSagaStatus at the point of no return', () => {
     await patch(w, { cancel: CANCEL });
     await expect(
       recordSagaStatus(deps, status({ status: 'running', pointOfNoReturn: true })),
-    ).resolves.toEqual({
+    ).resolves.toStrictEqual({
       cancelRequested: true,
     });
     expect((await record(w)).pointOfNoReturnAt ?? null).toBeNull();
+    // Nothing was recorded, so no status is told either.
+    expect(w.telemetry.events.map((e) => e.name)).toEqual(['Saga.running']);
   });
 
   it('a plain status change after a cancel is recorded and tells of the cancel', async () => {
@@ -185,6 +188,49 @@ describe('recordSagaStatus: a needs-attention episode', () => {
     await recordSagaStatus(deps, status({ status: 'compensating', reason: 'x', episode: `${FULFILL}#1` }));
     await recordSagaStatus(deps, status({ status: 'needs-attention', reason: 'y' }));
     expect((await record(w)).review ?? null).toBeNull();
+  });
+
+  it('leaves the episode under way, and its decision, to a needs-attention change without an episode', async () => {
+    const w = world();
+    const deps = sagaDeps(w);
+    await recordSagaStatus(deps, status({ status: 'needs-attention', reason: 'x', episode: `${FULFILL}#1` }));
+    const decided = {
+      episode: `${FULFILL}#1`,
+      decision: { action: 'retry' as const, at: NOW_ISO, delivered: false },
+    };
+    await patch(w, { review: decided });
+    await recordSagaStatus(deps, status({ status: 'needs-attention', reason: 'y' }));
+    const after = await record(w);
+    expect(after.reason).toBe('y');
+    expect(after.review).toEqual(decided);
+  });
+});
+
+describe('recordSagaStatus: the same status again', () => {
+  it('from another instance is a change: the instance in charge is recorded, with a transition', async () => {
+    const w = world();
+    const deps = sagaDeps(w);
+    await recordSagaStatus(deps, status({ status: 'compensating', reason: 'fee' }));
+    await recordSagaStatus(deps, status({ status: 'compensating', reason: 'fee', instanceId: 'cancel-O-1' }));
+    const after = await record(w);
+    expect(after.instanceId).toBe('cancel-O-1');
+    expect(after.transitions.map((t) => t.status)).toEqual(['running', 'compensating', 'compensating']);
+    expect(w.telemetry.events.map((e) => [e.name, e.properties.instanceId])).toEqual([
+      ['Saga.compensating', FULFILL],
+      ['Saga.compensating', 'cancel-O-1'],
+    ]);
+  });
+
+  it('of the same instance changes nothing and still tells of a cancel recorded', async () => {
+    const w = world();
+    const deps = sagaDeps(w);
+    await recordSagaStatus(deps, status({ status: 'running' }));
+    await patch(w, { cancel: CANCEL });
+    const stored = await w.orders.read<SagaRecord>('O-1', sagaRecordId('O-1'));
+    await expect(recordSagaStatus(deps, status({ status: 'running' }))).resolves.toStrictEqual({
+      cancelRequested: true,
+    });
+    expect((await w.orders.read<SagaRecord>('O-1', sagaRecordId('O-1')))?.etag).toBe(stored?.etag);
   });
 });
 
@@ -263,6 +309,50 @@ describe('runOperation on what the other tests leave out', () => {
         properties: { orderId: 'O-1', correlationId: 'corr-O-1' },
       },
     ]);
+  });
+
+  it('answers a step recorded failed without a code or a message with "failed" for both, not performing it', async () => {
+    const w = world();
+    const calls = counting(w.downstream);
+    await recordSagaStatus(sagaDeps(w), status({ status: 'running' }));
+    const failed = {
+      status: 'failed' as const,
+      attempts: 1,
+      result: null,
+      error: null,
+      code: null,
+      compensation: 'refundPayment' as const,
+      startedAt: NOW_ISO,
+      endedAt: NOW_ISO,
+    };
+    await patch(w, { steps: { chargePayment: failed } });
+    await expect(runOperation(sagaDeps(w, calls.downstream), 'chargePayment', { order })).resolves.toEqual({
+      ok: false,
+      code: 'failed',
+      message: 'failed',
+    });
+    expect(calls.log).toEqual([]);
+  });
+
+  it('leaves out the step when its entry is gone from the record by the time the step ends', async () => {
+    const w = world();
+    const builtIn = w.downstream;
+    const downstream = {
+      ...builtIn,
+      confirmations: {
+        // Another writer replaces the record meanwhile, without this step's entry.
+        send: async (...args: Parameters<typeof builtIn.confirmations.send>) => {
+          await patch(w, { steps: {} });
+          return builtIn.confirmations.send(...args);
+        },
+      },
+    };
+    await recordSagaStatus(sagaDeps(w), status({ status: 'running' }));
+    await expect(runOperation(sagaDeps(w, downstream), 'confirmOrder', { order })).resolves.toEqual({
+      ok: true,
+      result: { confirmationId: 'confirmation:O-1' },
+    });
+    expect((await record(w)).steps).toEqual({});
   });
 
   it('warns of nothing when the message fits on one line', async () => {

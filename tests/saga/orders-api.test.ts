@@ -12,7 +12,6 @@ import { fulfillmentInputOf } from '../../src/services/order-documents';
 import * as ordersApi from '../../src/services/fulfillment/orders-api';
 import { parseReview, type OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
 import { responseOf } from '../../src/functions/http/http-support';
-import type { OrchestrationClient, OrchestrationStatus } from '../../src/services/ports';
 import { recordSagaStatus, runOperation } from '../../src/services/fulfillment/saga-activities';
 import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
 import {
@@ -26,43 +25,11 @@ import {
   type World,
 } from '../support/saga';
 import { invokeHttp, viaHttp } from '../support/http';
+import { RecordingOrchestrations } from '../support/orchestrations';
 
 const getOrder = viaHttp(ordersApi.getOrder);
 const cancelOrder = viaHttp(ordersApi.cancelOrder);
 const reviewSaga = viaHttp(ordersApi.reviewSaga);
-
-/** A test double of the OrchestrationClient port: records every call; an instance id starts once. */
-class RecordingOrchestrations implements OrchestrationClient {
-  readonly started: Array<{ name: string; instanceId: string; input: unknown; started: boolean }> = [];
-  readonly events: Array<{ instanceId: string; eventName: string; data: unknown }> = [];
-  private readonly instances = new Set<string>();
-  /** A failure the next call of that operation throws instead of reaching the orchestrations. */
-  readonly failNext: { startNew?: Error; raiseEvent?: Error } = {};
-
-  async startNew(name: string, instanceId: string, input: unknown): Promise<boolean> {
-    this.throwIfFailing('startNew');
-    const started = !this.instances.has(instanceId);
-    this.instances.add(instanceId);
-    this.started.push({ name, instanceId, input, started });
-    return started;
-  }
-
-  async getStatus(): Promise<OrchestrationStatus | undefined> {
-    return undefined;
-  }
-
-  async raiseEvent(instanceId: string, eventName: string, data: unknown): Promise<void> {
-    this.throwIfFailing('raiseEvent');
-    this.events.push({ instanceId, eventName, data });
-  }
-
-  private throwIfFailing(operation: 'startNew' | 'raiseEvent'): void {
-    const failure = this.failNext[operation];
-    if (failure === undefined) return;
-    delete this.failNext[operation];
-    throw failure;
-  }
-}
 
 interface Harness {
   w: World;

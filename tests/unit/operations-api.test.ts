@@ -25,7 +25,13 @@ import {
   type OperationsApiDeps,
 } from '../../src/services/operations/operations-api';
 import { detailOf, summaryOf } from '../../src/services/operations/held-messages';
-import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
+import {
+  ORDERS_CONTAINER,
+  ORDERS_PARTITION_KEY_PATH,
+  transactionDocument,
+} from '../../src/services/order-documents';
+import { entryDigest } from '../../src/domain/digest';
+import type { Entry } from '../../src/domain/entry';
 
 const parked: ParkedMessage = {
   kind: 'parked',
@@ -58,6 +64,38 @@ const dead: DeadLetteredMessage = {
   deadLetterDescription: null,
 };
 
+const entry: Entry = {
+  transactionId: 'T-1',
+  orderId: 'O-1',
+  sequence: 1,
+  type: 'OrderCreated',
+  data: { customerId: 'C-1', currency: 'EUR' },
+};
+
+/** An entry parked as misrouted: replayed into the same wrong session, it would be parked again. */
+const misrouted: ParkedMessage = {
+  ...parked,
+  messageId: 'M-1',
+  body: entry,
+  applicationProperties: {},
+  park: {
+    reason: 'misrouted',
+    description: 'd',
+    fromQueue: 'order-transactions',
+    fromSessionId: 'O-2',
+    transactionId: 'T-1',
+  },
+};
+
+/** An entry dead-lettered after its write committed: a replay would have no effect. */
+const seenDead: DeadLetteredMessage = {
+  ...dead,
+  queue: 'order-transactions',
+  messageId: 'S-1',
+  sessionId: 'O-1',
+  body: entry,
+};
+
 const backlogOf = (queue: OperableQueue): QueueBacklog => ({
   queue,
   activeMessages: 2,
@@ -83,13 +121,24 @@ function depsWith(fail?: () => never): { deps: OperationsApiDeps; calls: Calls }
       calls.listDeadLettered.push(queue);
       return { messages: [dead], truncated: false };
     },
-    findParked: async (messageId) => (await failing(), messageId === parked.messageId ? parked : undefined),
+    findParked: async (messageId) => (
+      await failing(),
+      [parked, misrouted].find((m) => m.messageId === messageId)
+    ),
     findDeadLettered: async (queue, messageId) => {
       await failing();
       calls.findDeadLettered.push([queue, messageId]);
-      return queue === dead.queue && messageId === dead.messageId ? dead : undefined;
+      return [dead, seenDead].find((m) => m.queue === queue && m.messageId === messageId);
     },
-    replayParked: async (message) => (calls.replayed.push(message.messageId), { delivered: false }),
+    replayParked: async (message) => {
+      calls.replayed.push(message.messageId);
+      return {
+        delivered: true,
+        queue: 'order-transactions',
+        sessionId: 'O-2',
+        messageId: `sent-${message.messageId}`,
+      };
+    },
     replayDeadLettered: async (message) => {
       calls.replayed.push(message.messageId);
       return { delivered: true, queue: message.queue, sessionId: null, messageId: message.messageId };
@@ -231,6 +280,40 @@ describe('the operations', () => {
       result: { replayed: false, refusal: 'not-found', reason: 'no dead-lettered message D-9 in parked' },
     });
     expect(calls.replayed).toEqual(['D-1']);
+  });
+
+  it('pass the force on: a refused replay goes when forced', async () => {
+    const { deps, calls } = depsWith();
+    await deps.orders.create(
+      transactionDocument('O-1', {
+        transactionId: 'T-1',
+        digest: entryDigest(entry),
+        sequence: 1,
+        outcome: 'applied',
+      }),
+    );
+    await expect(replayParkedMessage(deps, 'M-1', {})).resolves.toMatchObject({
+      kind: 'replay',
+      result: { replayed: false, refusal: 'would-park-again' },
+    });
+    await expect(
+      replayDeadLetteredMessage(deps, 'order-transactions', 'S-1', undefined),
+    ).resolves.toMatchObject({
+      kind: 'replay',
+      result: { replayed: false, refusal: 'no-effect' },
+    });
+    expect(calls.replayed).toEqual([]);
+    await expect(replayParkedMessage(deps, 'M-1', { force: true })).resolves.toMatchObject({
+      kind: 'replay',
+      result: { replayed: true, forced: true, sentAs: 'sent-M-1' },
+    });
+    await expect(
+      replayDeadLetteredMessage(deps, 'order-transactions', 'S-1', { force: true }),
+    ).resolves.toMatchObject({
+      kind: 'replay',
+      result: { replayed: true, forced: true },
+    });
+    expect(calls.replayed).toEqual(['M-1', 'S-1']);
   });
 
   it("read a queue's backlog", async () => {

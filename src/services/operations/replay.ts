@@ -151,6 +151,7 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
     case 'change': {
       if (decision.outcome === 'rejected') {
         const own = decision.rejected.find((rejected) => rejected.transactionId === entry.transactionId);
+        // Stryker disable next-line StringLiteral: equivalent, the fallback is never reached: a rejected incoming entry is always among decision.rejected (Slots.take), and 'rejected' → "" does not compile (ParkReason).
         return parkedAs('rejected', own?.description ?? `rejected at sequence ${entry.sequence}`);
       }
       if (decision.outcome === 'buffered') {

@@ -19,8 +19,18 @@ import { PermanentError } from '../domain/errors';
 import type { ApplicationProperties, DeliveredMessage } from '../services/ports';
 import { ownValue, setOwn } from '../domain/records';
 
+/**
+ * The first character of JSON text after its insignificant whitespace (RFC 8259, sections 2 and 3:
+ * an object, an array, a string, a number, `true`, `false` or `null`). Text that starts with
+ * anything else is not JSON, so `JSON.parse` would throw on it.
+ */
+const JSON_START = /^[ \t\n\r]*[{["\-0-9tfn]/;
+
 /** What the worker makes of one trigger-metadata string: `tryJsonParse`, then `toCamelCaseValue`. */
 export function asTheWorkerConverts(text: string): unknown {
+  // Ids such as `O-17` cannot be JSON: the same result without a thrown SyntaxError, which costs
+  // some microseconds (the stack is captured) on every message.
+  if (!JSON_START.test(text)) return text;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -73,17 +83,6 @@ export interface IdsInBody {
   sessionId?: string;
 }
 
-/**
- * The extension writes `EnqueuedTimeUtc` as `DateTimeOffset.DateTime` through Newtonsoft, without
- * an offset (azure-sdk-for-net `ServiceBusTriggerBindingStrategy.cs`): it is UTC, read as such.
- */
-function utcTime(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const hasZone = /(Z|[+-]\d\d:\d\d)$/.test(value);
-  const time = Date.parse(hasZone ? value : `${value}Z`);
-  return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
-}
-
 export function deliveredMessage(
   body: unknown,
   context: InvocationContext,
@@ -111,7 +110,6 @@ export function deliveredMessage(
     ),
     deliveryCount: Number(own('deliveryCount') ?? 1),
     sequenceNumber: Number.isFinite(sequenceNumber) ? sequenceNumber : undefined,
-    enqueuedTimeUtc: utcTime(own('enqueuedTimeUtc')),
     correlationId: recoveredId(own('correlationId'), undefined),
     // Extension v5 binds ApplicationProperties, and UserProperties for back-compat.
     applicationProperties: properties(own('applicationProperties') ?? own('userProperties')),

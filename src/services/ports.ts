@@ -105,7 +105,6 @@ export interface DeliveredMessage {
   sessionId: string | undefined;
   deliveryCount: number;
   sequenceNumber: number | undefined;
-  enqueuedTimeUtc: string | undefined;
   correlationId: string | undefined;
   applicationProperties: ApplicationProperties;
 }

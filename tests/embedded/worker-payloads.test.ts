@@ -128,11 +128,31 @@ describe('the Service Bus trigger payload', () => {
     });
   });
 
-  it.each(['12345', '007', '1e3', '1.50', '12345678901234567890', 'true', 'null', '{"A":1}', 'O-17'])(
-    'converts the id %s in the app exactly as the library does',
-    async (id) => {
-      const context = await contextFor(received({ sessionId: id }));
-      expect(context.triggerMetadata?.sessionId).toEqual(asTheWorkerConverts(id));
-    },
-  );
+  it.each([
+    '12345',
+    '007',
+    '1e3',
+    '1.50',
+    '12345678901234567890',
+    'true',
+    'null',
+    '{"A":1}',
+    'O-17',
+    ' 12',
+    '\t\n\r{"A":[1]}',
+    ' O-1',
+    '-5',
+    '"quoted"',
+    '[1,2]',
+    'falsehood',
+    'nul',
+    '',
+    ' ',
+    '\u00a012',
+    '+1',
+    '.5',
+  ])('converts the id %s in the app exactly as the library does', async (id) => {
+    const context = await contextFor(received({ sessionId: id }));
+    expect(context.triggerMetadata?.sessionId).toEqual(asTheWorkerConverts(id));
+  });
 });

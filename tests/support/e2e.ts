@@ -116,7 +116,6 @@ export function deliveredEntry(entry: Entry): DeliveredMessage {
     ...entryMessageFor(entry),
     deliveryCount: 1,
     sequenceNumber: entry.sequence,
-    enqueuedTimeUtc: undefined,
     correlationId: undefined,
   };
 }

@@ -33,7 +33,6 @@ describe('the consumer', () => {
       ...outgoing,
       deliveryCount: 1,
       sequenceNumber: 1,
-      enqueuedTimeUtc: undefined,
       correlationId: undefined,
     };
     const error: unknown = await processOrderTransaction(

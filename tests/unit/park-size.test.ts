@@ -67,7 +67,6 @@ describe('the consumer parks by the tier it is given', () => {
     applicationProperties: {},
     deliveryCount: 1,
     sequenceNumber: 1,
-    enqueuedTimeUtc: undefined,
     correlationId: undefined,
   });
   const parkedBody = async (maxMessageBytes: number | undefined): Promise<unknown> => {

@@ -133,22 +133,17 @@ async function measure(
         : await runNaive(workload, options, setup, storeWait);
     const row = rowOf(workload, setup, output);
     progress(`  ${Math.round(row.messagesPerSecond)} msg/s in ${fixed(row.seconds)} s`);
-    if (options.twin && setup.design === 'convoy' && setup.latencyMs > 0) {
+    if (options.twin && setup.design === 'convoy') {
       globalThis.gc?.();
-      const twin = await runTwin(workload.ledger, {
-        seed: options.seed,
-        duplicate: options.duplicate,
-        maxConcurrentSessions: setup.concurrency,
-        storeLatencyMs: setup.latencyMs,
-        storeWait,
-        lockDurationMs: options.lockDurationMs,
-        sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
-      });
+      const twin = await runTwin(workload.ledger, options, setup, storeWait);
       row.twin = {
         messagesPerSecond: twin.messagesPerSecond,
         ratio: twin.messagesPerSecond > 0 ? row.messagesPerSecond / twin.messagesPerSecond : 0,
+        cpuMicrosPerMessage: twin.cpuMicrosPerMessage,
       };
-      progress(`  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s`);
+      progress(
+        `  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s, ${fixed(twin.cpuMicrosPerMessage, 1)} µs CPU a message`,
+      );
     }
     rows.push(row);
   }

@@ -32,6 +32,8 @@ export function formatBench(result: BenchResult): string {
     'double',
     'wrong orders',
     'CPU µs/msg',
+    'twin CPU',
+    'app CPU',
     'CPU %',
   ];
   const rows = result.rows.map((row) => [
@@ -52,6 +54,8 @@ export function formatBench(result: BenchResult): string {
     String(row.doubleEffects),
     `${row.ordersWrong}/${row.ordersChecked}`,
     fixed(row.cpuMicrosPerMessage, 1),
+    row.twin === null ? '-' : fixed(row.twin.cpuMicrosPerMessage, 1),
+    row.twin === null ? '-' : fixed(row.cpuMicrosPerMessage - row.twin.cpuMicrosPerMessage, 1),
     String(Math.round(row.cpuBusy * 100)),
   ]);
   const warnings = result.rows.filter((row) => row.hostWarnings > 0 || row.lockExpired > 0);
@@ -84,7 +88,8 @@ export function formatBench(result: BenchResult): string {
     'store round trips per first and per duplicate delivery. RT ms: mean store call as the consumer saw it. sends/ledger: order-transactions send calls',
     'per ledger delivery (min: what the 256 KB batch limit allows). order viol: entries applied before their predecessor.',
     'double: extra applications of an entry. wrong orders: order documents differing from the domain reference at the end.',
-    'CPU µs/msg: process CPU time (all threads) per entry. CPU %: CPU time / wall time (over 100: GC threads on a 2nd core).',
+    "CPU µs/msg: process CPU time (all threads) per entry; twin CPU: the twin's; app CPU: the difference, what the app's",
+    'own code costs per entry. CPU %: CPU time / wall time (over 100: GC threads on a 2nd core).',
     ...(warnings.length > 0
       ? [
           '',

@@ -94,10 +94,15 @@ export interface BenchRow {
   idealMessagesPerSecond: number | null;
   efficiency: number | null;
   /**
-   * The runtime-only twin of a convoy row with latency (./twin): same broker, host, store and clock,
+   * The runtime-only twin of a convoy row (./twin): same broker, host, store and clock,
    * a handler that only waits one round trip; ratio = this row's msg/s over the twin's. null: no twin.
    */
-  twin: { messagesPerSecond: number; ratio: number } | null;
+  twin: {
+    messagesPerSecond: number;
+    ratio: number;
+    /** The twin's process CPU (all threads) per entry: the runtime's cost, which the row's CPU less this leaves the app's. */
+    cpuMicrosPerMessage: number;
+  } | null;
   storeRoundTrips: {
     /** Calls the bench counted on the consumer's container; `storeCounter` is the store's own count of them. */
     total: number;

@@ -12,7 +12,7 @@ import type { DocumentContainer } from '../services/ports';
 import { createNaivePipeline, type NaiveApplication, type NaiveOrder } from './naive';
 import type { BenchWorkload } from './workload';
 import type { QueueStats } from '../embedded/broker/broker';
-import { createEmbeddedApp, type LedgerInput } from '../embedded/app';
+import { createEmbeddedApp, type EmbeddedAppOptions, type LedgerInput } from '../embedded/app';
 import type { FunctionsHostStats } from '../embedded/functions-host';
 import type { BenchOptions, Design, BenchRow } from './results';
 import {
@@ -104,6 +104,26 @@ async function drive(
   };
 }
 
+/** The embedded app of a convoy row; its runtime-only twin (./twin) is built from the same options. */
+export function convoyAppOptions(
+  options: BenchOptions,
+  setup: RunSetup,
+  storeWait: StoreWait,
+): EmbeddedAppOptions {
+  return {
+    seed: options.seed,
+    faults: { duplicate: options.duplicate },
+    maxConcurrentSessions: setup.concurrency,
+    storeLatencyMs: setup.latencyMs,
+    storeWait,
+    lockDurationMs: options.lockDurationMs,
+    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
+    fulfillment: 'record-only',
+    // The bench reads the totals only; 20,000 kept traces would be garbage the collector copies.
+    keepTelemetryRecords: false,
+  };
+}
+
 export async function runConvoy(
   workload: BenchWorkload,
   options: BenchOptions,
@@ -114,21 +134,12 @@ export async function runConvoy(
 ): Promise<RunOutput> {
   const recorder = createRecorder(workload);
   const app = createEmbeddedApp({
-    seed: options.seed,
-    faults: { duplicate: options.duplicate },
-    maxConcurrentSessions: setup.concurrency,
-    storeLatencyMs: setup.latencyMs,
-    storeWait,
-    lockDurationMs: options.lockDurationMs,
-    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
-    fulfillment: 'record-only',
+    ...convoyAppOptions(options, setup, storeWait),
     instrument: {
       orders: (orders) => countingContainer(wrapOrders(orders), recorder),
       telemetry: (telemetry) => observingTelemetry(telemetry, recorder),
     },
     log: recorder.log,
-    // The bench reads the totals only; 20,000 kept traces would be garbage the collector copies.
-    keepTelemetryRecords: false,
   });
   try {
     const measured = await drive(workload, recorder, app.sendLedger, app.drain);

@@ -21,6 +21,7 @@ import { sagaDefinitions, type SagaPolicy } from '../functions/fulfill-order';
 import { readSagaRecord } from '../services/fulfillment/saga-record';
 import { ledgerProcessor } from '../functions/ledger-processor';
 import { orderTransactions } from '../functions/order-transactions';
+import type { ServiceBusQueueFunction } from '../functions/definition';
 import { createOrderCache } from '../services/convoy/order-cache';
 import {
   ORDERS_CONTAINER,
@@ -111,6 +112,11 @@ export interface EmbeddedAppOptions {
   instrument?: {
     orders?: (orders: DocumentContainer) => DocumentContainer;
     telemetry?: (telemetry: Telemetry) => Telemetry;
+    /**
+     * Wraps the `orderTransactions` definition before it is registered (its name, trigger and inputs
+     * kept): the bench's runtime-only twin gives it a handler that only waits.
+     */
+    orderTransactions?: (definition: ServiceBusQueueFunction) => ServiceBusQueueFunction;
   };
   log?: HostLog;
   /**
@@ -253,16 +259,18 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const registered = registerAndCapture({
     serviceBus: [
       ledgerProcessor({ sender, telemetry: functionTelemetry, maxMessageBytes }, backoff),
-      orderTransactions(
-        (context) => ({
-          orders: faultyOrders,
-          sender: withSendOutage(broker, sendOutage, outageQueues),
-          telemetry: functionTelemetry,
-          cache,
-          fulfillment: fulfillmentFor(context),
-          maxMessageBytes,
-        }),
-        backoff,
+      (options.instrument?.orderTransactions ?? ((definition) => definition))(
+        orderTransactions(
+          (context) => ({
+            orders: faultyOrders,
+            sender: withSendOutage(broker, sendOutage, outageQueues),
+            telemetry: functionTelemetry,
+            cache,
+            fulfillment: fulfillmentFor(context),
+            maxMessageBytes,
+          }),
+          backoff,
+        ),
       ),
     ],
     http: [

@@ -1,5 +1,6 @@
 import { runTwin } from '../../src/bench/twin';
 import { generateBenchWorkload } from '../../src/bench/workload';
+import { BENCH_DEFAULTS } from '../../src/bench/results';
 
 describe('the runtime-only twin', () => {
   it('takes every entry of the ledger through the real ledger processor and the session host, duplicates counted once', async () => {
@@ -10,15 +11,14 @@ describe('the runtime-only twin', () => {
       activeOrders: 4,
       seed: 3,
     });
-    const twin = await runTwin(workload.ledger, {
-      seed: 3,
-      duplicate: 0.3,
-      maxConcurrentSessions: 4,
-      storeLatencyMs: 0,
-      lockDurationMs: 30_000,
-      sessionIdleTimeoutMs: 0,
-    });
+    const twin = await runTwin(
+      workload.ledger,
+      { ...BENCH_DEFAULTS, seed: 3, duplicate: 0.3 },
+      { design: 'convoy', concurrency: 4, latencyMs: 0 },
+      undefined,
+    );
     expect(twin.entries).toBe(workload.entries.length);
     expect(twin.messagesPerSecond).toBeGreaterThan(0);
+    expect(twin.cpuMicrosPerMessage).toBeGreaterThan(0);
   });
 });

@@ -1,0 +1,95 @@
+/**
+ * The bench's targets judged on rows made up for the purpose: where each threshold lies, and that
+ * the app is measured against its runtime-only twin (its CPU and its speed), not against the
+ * runtime's own cost.
+ */
+import { evaluateTargets } from '../../src/bench/targets';
+import type { BenchRow } from '../../src/bench/results';
+
+function convoyRow(change: Partial<BenchRow>): BenchRow {
+  return {
+    design: 'convoy',
+    concurrency: 16,
+    latencyMs: 2,
+    messages: 100,
+    deliveries: 105,
+    seconds: 1,
+    messagesPerSecond: 2000,
+    latencyMs50: 1,
+    latencyMs99: 2,
+    idealMessagesPerSecond: 8000,
+    efficiency: 0.25,
+    twin: { messagesPerSecond: 2000, ratio: 1, cpuMicrosPerMessage: 300 },
+    storeRoundTrips: {
+      total: 100,
+      storeCounter: 100,
+      meanMs: 2,
+      perMessage: 1,
+      firstDeliveries: 100,
+      perFirstDelivery: 1,
+      duplicates: 5,
+      perDuplicate: 0,
+    },
+    sendCalls: {
+      orderTransactions: 10,
+      ledgerMessages: 10,
+      ledgerDeliveries: 10,
+      perLedgerMessage: 1,
+      perLedgerDelivery: 1,
+      minimumPerLedgerMessage: 1,
+    },
+    orderingViolations: 0,
+    doubleEffects: 0,
+    ordersWrong: 0,
+    ordersChecked: 10,
+    cpuMicrosPerMessage: 400,
+    cpuBusy: 1,
+    lockExpired: 0,
+    hostWarnings: 0,
+    ...change,
+  };
+}
+
+function judged(rows: BenchRow[], part: string): { pass: boolean; detail: string } {
+  const found = evaluateTargets(rows).find((target) => target.target.includes(part));
+  if (found === undefined) throw new Error(`no target about ${part}`);
+  return found;
+}
+
+describe('the bench targets', () => {
+  it('hold the convoy at 16 sessions to 0.85 of its twin, whatever the absolute efficiency', () => {
+    const at = (ratio: number): boolean =>
+      judged(
+        [convoyRow({ twin: { messagesPerSecond: 2000, ratio, cpuMicrosPerMessage: 300 } })],
+        'twin at 16',
+      ).pass;
+    expect(at(0.85)).toBe(true);
+    expect(at(0.849)).toBe(false);
+    const detail = judged([convoyRow({})], 'twin at 16').detail;
+    expect(detail).toContain('efficiency 0.25 of 8000 msg/s absolute');
+    // Only the row at 16 sessions is judged.
+    expect(
+      evaluateTargets([convoyRow({ concurrency: 4 })]).some((target) => target.target.includes('twin at 16')),
+    ).toBe(false);
+  });
+
+  it("give the app 200 µs of CPU per entry at zero latency beyond what its twin's runtime takes", () => {
+    const zero = (cpu: number, twinCpu: number): { pass: boolean; detail: string } =>
+      judged(
+        [
+          convoyRow({
+            latencyMs: 0,
+            efficiency: null,
+            idealMessagesPerSecond: null,
+            cpuMicrosPerMessage: cpu,
+            twin: { messagesPerSecond: 3000, ratio: 0.9, cpuMicrosPerMessage: twinCpu },
+          }),
+        ],
+        'zero latency',
+      );
+    expect(zero(500, 300).pass).toBe(true);
+    expect(zero(500.1, 300).pass).toBe(false);
+    expect(zero(500, 300).detail).toMatch(/^200\.0 µs \(500\.0 less the twin's 300\.0\), so 5000 msg\/s/);
+    expect(zero(150, 100).pass).toBe(true);
+  });
+});

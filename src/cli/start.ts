@@ -16,6 +16,7 @@ import { createTimelineRecorder } from '../embedded/timeline';
 import { buildRunPicture } from './run-picture';
 import { renderHtml } from './html-report';
 import { runMain } from './run-main';
+import { backlogOf, waitForRoom } from './pacing';
 
 /** The package root, found from here whether this runs compiled (dist/src/cli) or from source. */
 function packageRoot(): string {
@@ -126,6 +127,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     for (const message of input.messages) {
       try {
+        await waitForRoom(() => backlogOf(app));
         await app.sendLedger([message]);
       } catch (error) {
         // Checked before the run with the broker's own measures; should a refusal still come, it names the line.

@@ -3,15 +3,15 @@
  * would, rather than all of it at the start: every entry sent ahead of the consumers waits in the
  * embedded broker, which here lives in the app's own process (on Azure, Service Bus holds a backlog,
  * not the Function app). Sent all at once, 20,000 orders x 10 entries held some 200,000 messages at
- * a time. The next ledger message goes out once the entries in flight (sent, not yet completed or
- * dead-lettered, on the ledger and order-transactions queues) and the orchestrations not yet purged
- * are under their limits. Nothing else changes: the same messages, in the same order.
+ * a time. The next ledger message goes out once no ledger message waits, the entries waiting or
+ * locked on order-transactions (its active message count) and the orchestrations not yet purged are
+ * under their limits. Nothing else changes: the same messages, in the same order.
  */
 import type { EmbeddedApp } from '../embedded/app';
 import { QUEUE } from '../services/queues';
 
 export interface Backlog {
-  /** Ledger messages and order-transactions messages sent and not yet completed or dead-lettered. */
+  /** Ledger and order-transactions messages waiting or locked (the queues' active message counts). */
   ledgerMessages: number;
   entries: number;
   /** Orchestrations started and not yet purged. */
@@ -27,15 +27,10 @@ export const PACING_LIMITS = {
 export type PacingLimits = { entries: number; sagas: number };
 
 export function backlogOf(app: Pick<EmbeddedApp, 'broker' | 'durable'>): Backlog {
-  const stats = app.broker.stats();
-  const inFlight = (queue: string): number => {
-    const queueStats = stats[queue];
-    return queueStats === undefined ? 0 : queueStats.sent - queueStats.completed - queueStats.deadLettered;
-  };
   const durable = app.durable.stats();
   return {
-    ledgerMessages: inFlight(QUEUE.ledger),
-    entries: inFlight(QUEUE.orderTransactions),
+    ledgerMessages: app.broker.activeMessageCount(QUEUE.ledger),
+    entries: app.broker.activeMessageCount(QUEUE.orderTransactions),
     sagas: durable.instancesStarted - durable.instancesPurged,
   };
 }

@@ -547,3 +547,35 @@ describe('embedded broker: idleness and notifications', () => {
     }
   });
 });
+
+describe('embedded broker: the active message count', () => {
+  it('counts messages waiting or locked, not completed, dead-lettered or dropped as duplicates', async () => {
+    const broker = brokerWith({
+      maxDeliveryCount: 1,
+      duplicateDetection: true,
+      duplicateDetectionWindowMs: 60_000,
+    });
+    await broker.send('q', [message('a'), message('b'), message('c'), message('a')]);
+    expect(broker.activeMessageCount('q')).toBe(3);
+    const first = mustReceive(broker.receive('q'));
+    // Locked, still active.
+    expect(broker.activeMessageCount('q')).toBe(3);
+    broker.complete(first);
+    expect(broker.activeMessageCount('q')).toBe(2);
+    broker.deadLetter(mustReceive(broker.receive('q')), 'r', 'd');
+    expect(broker.activeMessageCount('q')).toBe(1);
+    expect(broker.stats().q).toMatchObject({ sent: 3, completed: 1, deadLettered: 1 });
+  });
+
+  it('stays exact when the duplicate fault delivers a message twice and both copies complete', async () => {
+    const broker = brokerWith({}, { random: draws(0), faults: { duplicate: 1 } });
+    await broker.send('q', [message('x')]);
+    for (let i = 0; i < 4 && broker.activeMessageCount('q') > 0; i++) {
+      const received = broker.receive('q');
+      if (received) broker.complete(received);
+    }
+    expect(broker.activeMessageCount('q')).toBe(0);
+    // The counters cannot say it: a second completion of the fault's copy.
+    expect(broker.stats().q.completed).toBeGreaterThan(broker.stats().q.sent);
+  });
+});

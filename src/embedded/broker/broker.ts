@@ -211,6 +211,11 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
       return result;
     },
 
+    activeMessageCount(name: string): number {
+      core.expireLocks();
+      return core.queueOf(name).activeCount;
+    },
+
     isIdle(names?: readonly string[]): boolean {
       core.expireLocks();
       const selected = names ? names.map((name) => core.queueOf(name)) : [...queues.values()];

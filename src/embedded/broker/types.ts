@@ -166,6 +166,12 @@ export interface EmbeddedBroker extends MessageSender {
   takeDeadLetter(queue: string, sequenceNumber: number): BrokerDeadLetter | undefined;
   sessions(queue: string): BrokerSessionBacklog[];
   stats(): Record<string, QueueStats>;
+  /**
+   * Messages waiting or locked in a queue: Service Bus's active message count (@azure/service-bus
+   * `ServiceBusAdministrationClient.getQueueRuntimeProperties`, `activeMessageCount`; Learn,
+   * "Service Bus message count"), dead letters not included.
+   */
+  activeMessageCount(queue: string): number;
   /** No message waiting, in flight, or locked by a receiver that went away; only `queues` when given. */
   isIdle(queues?: readonly string[]): boolean;
   /**

@@ -47,7 +47,6 @@ function ledgerMessage(body: unknown, correlationId?: string): DeliveredMessage 
     applicationProperties: { source: 'test' },
     deliveryCount: 1,
     sequenceNumber: 1,
-    enqueuedTimeUtc: undefined,
   };
 }
 

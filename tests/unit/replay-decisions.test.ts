@@ -82,7 +82,6 @@ async function consume(
       body: entry,
       deliveryCount: 1,
       sequenceNumber: entry.sequence,
-      enqueuedTimeUtc: undefined,
       correlationId: undefined,
       applicationProperties: { transactionId: entry.transactionId, sequence: entry.sequence },
     }).catch((error: unknown) => {

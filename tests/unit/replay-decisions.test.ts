@@ -9,8 +9,8 @@ import { describeProblems, validateEntry, type Entry } from '../../src/domain/en
 import { TransientError } from '../../src/domain/errors';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
-import { parkedMessage, type ParkRequest } from '../../src/services/convoy/parking';
-import { parkInfoOf } from '../../src/services/operations/held-messages';
+import type { ParkRequest } from '../../src/services/convoy/parking';
+import { parkedAsRead } from '../support/parked';
 import type {
   DeadLetteredMessage,
   MessageOperations,
@@ -93,28 +93,17 @@ async function consume(
 
 /** A parked message as `park` writes it and the operations read it back. */
 function parked(request: Partial<ParkRequest> & Pick<ParkRequest, 'fromQueue' | 'messageId'>): ParkedMessage {
-  const written = parkedMessage({
-    sessionId: undefined,
-    body: {},
-    transactionId: null,
-    reason: 'invalid',
-    description: 'test',
-    ...request,
-  });
-  const properties = written.applicationProperties ?? {};
-  return {
-    kind: 'parked',
-    messageId: written.messageId,
-    sessionId: null,
-    body: written.body,
-    correlationId: written.correlationId ?? null,
-    subject: written.subject ?? null,
-    applicationProperties: properties,
-    sequenceNumber: '7',
-    enqueuedTimeUtc: NOW - 5 * MINUTE,
-    deliveryCount: 0,
-    park: parkInfoOf(properties),
-  };
+  return parkedAsRead(
+    {
+      sessionId: undefined,
+      body: {},
+      transactionId: null,
+      reason: 'invalid',
+      description: 'test',
+      ...request,
+    },
+    NOW - 5 * MINUTE,
+  );
 }
 
 /** An entry parked by the consumer, as it parks one. */

@@ -34,7 +34,10 @@ describe("npm start's retention", () => {
     try {
       const expected = await run(kept);
       const report = await run(lean);
-      expect(lean.purgeFinished()).toBe(ORDERS.length);
+      // The app's own purge timer runs every second of real time too: on a slow machine it may
+      // have purged some already, so the count is the driver's, whoever purged them.
+      lean.purgeFinished();
+      expect(lean.durable.stats().instancesPurged).toBe(ORDERS.length);
       expect(lean.durable.instances()).toEqual([]);
       expect(await lean.report()).toEqual(expected);
       expect(report).toEqual(expected);

@@ -11,8 +11,9 @@ import type { EmbeddedApp } from '../embedded/app';
 import { QUEUE } from '../services/queues';
 
 export interface Backlog {
-  /** Ledger and order-transactions messages waiting or locked (the queues' active message counts). */
+  /** Ledger messages waiting or locked (the ledger queue's active message count). */
   ledgerMessages: number;
+  /** Entries waiting or locked on order-transactions (its active message count). */
   entries: number;
   /** Orchestrations started and not yet purged. */
   sagas: number;

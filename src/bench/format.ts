@@ -1,7 +1,7 @@
 /** The bench's result as the text `npm run bench` prints. */
 import { textTable } from '../cli/text-table';
 import type { BenchResult } from './results';
-import { fixed } from './targets';
+import { appCpuMicrosPerMessage, fixed } from './targets';
 import { formatSessionTable, sessionTableOptions } from './session-table';
 import { formatOrderLengthTable } from './order-length';
 
@@ -11,6 +11,9 @@ function clockDescription(result: BenchResult): string {
     return `network clock: a worker thread wakes ${fixed(lead, 3)} ms early to deliver on time`;
   return result.options.latencyClock === 'timer' ? 'timer clock: setTimeout' : 'no run waited';
 }
+
+/** A number to one decimal, or '-' where there is none. */
+const orDash = (value: number | null): string => (value === null ? '-' : fixed(value, 1));
 
 export function formatBench(result: BenchResult): string {
   const { options, workload } = result;
@@ -55,7 +58,7 @@ export function formatBench(result: BenchResult): string {
     `${row.ordersWrong}/${row.ordersChecked}`,
     fixed(row.cpuMicrosPerMessage, 1),
     row.twin === null ? '-' : fixed(row.twin.cpuMicrosPerMessage, 1),
-    row.twin === null ? '-' : fixed(row.cpuMicrosPerMessage - row.twin.cpuMicrosPerMessage, 1),
+    orDash(appCpuMicrosPerMessage(row)),
     String(Math.round(row.cpuBusy * 100)),
   ]);
   const warnings = result.rows.filter((row) => row.hostWarnings > 0 || row.lockExpired > 0);

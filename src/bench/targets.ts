@@ -3,6 +3,11 @@ import type { BenchRow, BenchTarget } from './results';
 
 export const fixed = (value: number, digits = 2): string => value.toFixed(digits);
 
+/** What the app's own code costs per entry: the row's process CPU less its twin's; null without a twin. */
+export function appCpuMicrosPerMessage(row: BenchRow): number | null {
+  return row.twin === null ? null : row.cpuMicrosPerMessage - row.twin.cpuMicrosPerMessage;
+}
+
 export function evaluateTargets(rows: readonly BenchRow[]): BenchTarget[] {
   const convoy = rows.filter((row) => row.design === 'convoy');
   const withLatency = convoy.filter((row) => row.latencyMs > 0);
@@ -67,9 +72,8 @@ export function evaluateTargets(rows: readonly BenchRow[]): BenchTarget[] {
     },
   );
   const zero = convoy.find((row) => row.latencyMs === 0);
-  if (zero !== undefined && zero.twin !== null) {
-    // The app's own CPU per entry: the row's process CPU (all threads) less its twin's.
-    const app = zero.cpuMicrosPerMessage - zero.twin.cpuMicrosPerMessage;
+  const app = zero === undefined ? null : appCpuMicrosPerMessage(zero);
+  if (zero !== undefined && zero.twin !== null && app !== null) {
     const oneCore = app > 0 ? 1e6 / app : Infinity;
     targets.push({
       target:

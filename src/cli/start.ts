@@ -7,15 +7,15 @@ import { dirname, join, resolve } from 'node:path';
 import { parseCatalog } from '../adapters/settings';
 import { ConfigurationError, PermanentError } from '../domain/errors';
 import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
-import { parseInputFile, type InputLine } from './input-file';
+import { readInputFile, surveyInputFile, type InputSurvey } from './input-file';
 import { createEmbeddedApp, type EmbeddedAppOptions } from '../embedded/app';
-import { entryCount, reusedMessageIds } from './input-file';
 import { snapshotOf, startProgress } from './progress';
 import { summary } from './summary';
 import { createTimelineRecorder } from '../embedded/timeline';
 import { buildRunPicture } from './run-picture';
 import { renderHtml } from './html-report';
 import { runMain } from './run-main';
+import { writeJsonFile } from './json-file';
 import { backlogOf, waitForRoom } from './pacing';
 
 /** The package root, found from here whether this runs compiled (dist/src/cli) or from source. */
@@ -52,12 +52,18 @@ function readText(path: string, what: string): string {
   }
 }
 
-function loadInput(options: CliOptions): {
-  name: string;
-  messages: InputLine[];
+interface Input {
+  path: string;
   catalog: Record<string, number>;
-} {
-  const inputPath = options.input ?? resolve(SAMPLES, 'ledger.ndjson');
+  survey: InputSurvey;
+}
+
+/**
+ * The input checked whole before the run, and kept by none of it: the run reads the file again as
+ * it sends, and the report's account once more, so a large input never sits in memory.
+ */
+function loadInput(options: CliOptions): Input {
+  const path = options.input ?? resolve(SAMPLES, 'ledger.ndjson');
   const catalogPath =
     options.catalog ?? (options.input === undefined ? resolve(SAMPLES, 'catalog.json') : undefined);
   let catalog: Record<string, number> = {};
@@ -69,16 +75,12 @@ function loadInput(options: CliOptions): {
       throw error;
     }
   }
-  return {
-    name: inputPath,
-    messages: parseInputFile(readText(inputPath, '--input'), inputPath, options.maxMessageBytes),
-    catalog,
-  };
+  return { path, catalog, survey: surveyInputFile(path, path, options.maxMessageBytes) };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   let options: CliOptions;
-  let input: ReturnType<typeof loadInput>;
+  let input: Input;
   try {
     options = parseCliArgs(argv);
     if (options.help) {
@@ -94,7 +96,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw error;
   }
 
-  for (const warning of reusedMessageIds(input.messages)) process.stderr.write(`warning: ${warning}\n`);
+  for (const warning of input.survey.warnings) process.stderr.write(`warning: ${warning}\n`);
   if (options.input !== undefined && options.catalog === undefined && !options.quiet) {
     process.stderr.write(
       'warning: --input without --catalog: no sku has stock, so every saga will compensate ' +
@@ -114,10 +116,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     maxMessageBytes: options.maxMessageBytes,
     sessionIdleTimeoutMs: options.sessionIdleMs,
     ...START_RETENTION,
+    accountInputs: () => readInputFile(input.path, input.path, options.maxMessageBytes),
     ...(timeline === undefined ? {} : { instrument: { telemetry: timeline.wrap } }),
     log: () => undefined,
   });
-  const totalEntries = input.messages.reduce((sum, message) => sum + entryCount(message.body), 0);
+  const totalEntries = input.survey.entries;
   const progress = startProgress(() => snapshotOf(app), {
     totalEntries,
     maxSessions: options.maxConcurrentSessions,
@@ -125,7 +128,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     write: (text) => process.stdout.write(text),
   });
   try {
-    for (const message of input.messages) {
+    for (const message of readInputFile(input.path, input.path, options.maxMessageBytes)) {
       try {
         await waitForRoom(() => backlogOf(app));
         await app.sendLedger([message]);
@@ -143,15 +146,15 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const report = await app.report();
   const picture =
-    timeline === undefined ? undefined : await buildRunPicture(app, report, timeline, input.name);
+    timeline === undefined ? undefined : await buildRunPicture(app, report, timeline, input.path);
   await app.stop();
   if (options.html !== undefined && picture !== undefined) writeFileSync(options.html, renderHtml(picture));
 
-  if (options.report !== undefined) writeFileSync(options.report, `${JSON.stringify(report, null, 2)}\n`);
+  if (options.report !== undefined) writeJsonFile(options.report, report);
   if (!options.quiet) {
     const text = summary(report, {
-      input: input.name,
-      ledgerMessages: input.messages.length,
+      input: input.path,
+      ledgerMessages: input.survey.ledgerMessages,
       entries: totalEntries,
       seconds: (Date.now() - started) / 1000,
       reportPath: options.report,

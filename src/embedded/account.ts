@@ -40,9 +40,10 @@ export interface AccountInput {
 }
 
 export interface AccountSources {
-  inputs: readonly AccountInput[];
-  /** Every order's transaction records, by orderId then transactionId. */
-  records: ReadonlyMap<string, ReadonlyMap<string, TransactionRecord>>;
+  /** The input's ledger messages in the order they were sent, read once. */
+  inputs: Iterable<AccountInput>;
+  /** The order's idempotency record of the transaction (a point read), if there is one. */
+  recordOf: (orderId: string, transactionId: string) => Promise<TransactionRecord | undefined>;
   /** Orders whose outbox still holds effects (a park, the saga start) not yet done. */
   effectsPending: ReadonlySet<string>;
   /** The parked messages' ids (heldIds). */
@@ -55,6 +56,9 @@ export interface AccountSources {
 
 export interface AccountResult {
   account: EntryAccount;
+  /** The input's ledger messages, and their distinct messageIds. */
+  ledgerMessages: number;
+  ledgerMessageIds: Set<string>;
   /** Entries that ended applied and also dead-lettered: none, or something took effect twice. */
   twoOutcomes: number;
 }
@@ -102,9 +106,13 @@ function entriesOf(body: unknown): unknown[] | undefined {
   return Array.isArray(entries) ? entries : undefined;
 }
 
-function outcomeOfValid(entry: Entry, raw: unknown, sources: AccountSources): EntryOutcome | undefined {
-  const digest = entryDigest(entry);
-  const record = sources.records.get(entry.orderId)?.get(entry.transactionId);
+async function outcomeOfValid(
+  entry: Entry,
+  digest: string,
+  raw: unknown,
+  sources: AccountSources,
+): Promise<EntryOutcome | undefined> {
+  const record = await sources.recordOf(entry.orderId, entry.transactionId);
   const messageId = entryMessageId(entry.transactionId, digest);
   if (record !== undefined && record.digest === digest) {
     if (sources.deadLetteredEntryIds.has(messageId) && sources.effectsPending.has(entry.orderId))
@@ -116,7 +124,13 @@ function outcomeOfValid(entry: Entry, raw: unknown, sources: AccountSources): En
   return undefined;
 }
 
-export function buildAccount(sources: AccountSources): AccountResult {
+/**
+ * An entry's digest as the set of entries seen holds it: its 32 bytes, one character each, rather
+ * than 64 hex digits (a run of 200,000 entries holds them all at once).
+ */
+const digestKey = (digest: string): string => Buffer.from(digest, 'hex').toString('latin1');
+
+export async function buildAccount(sources: AccountSources): Promise<AccountResult> {
   const account: EntryAccount = {
     entries: 0,
     applied: 0,
@@ -125,10 +139,13 @@ export function buildAccount(sources: AccountSources): AccountResult {
     buffered: 0,
     deadLettered: 0,
   };
-  const seen = new Set<string>();
+  const seenDigests = new Set<string>();
+  const seenInvalid = new Set<string>();
   const seenLedgerIds = new Set<string>();
+  let ledgerMessages = 0;
   let twoOutcomes = 0;
   for (const input of sources.inputs) {
+    ledgerMessages += 1;
     const entries = entriesOf(input.body);
     const droppedByDetection = seenLedgerIds.has(input.messageId);
     seenLedgerIds.add(input.messageId);
@@ -136,20 +153,20 @@ export function buildAccount(sources: AccountSources): AccountResult {
     for (const raw of entries) {
       account.entries += 1;
       const validation = parseEntryMessage(raw);
-      const key = validation.ok ? `entry:${entryDigest(validation.value)}` : `raw:${canonicalJson(raw)}`;
+      const digest = validation.ok ? entryDigest(validation.value) : undefined;
+      const [seen, key] =
+        digest === undefined ? [seenInvalid, canonicalJson(raw)] : [seenDigests, digestKey(digest)];
       if (seen.has(key) || droppedByDetection) {
         account.duplicate += 1;
         continue;
       }
       seen.add(key);
       let outcome: EntryOutcome | undefined;
-      if (validation.ok) {
-        outcome = outcomeOfValid(validation.value, raw, sources);
+      if (validation.ok && digest !== undefined) {
+        outcome = await outcomeOfValid(validation.value, digest, raw, sources);
         if (
           outcome === 'applied' &&
-          sources.deadLetteredEntryIds.has(
-            entryMessageId(validation.value.transactionId, entryDigest(validation.value)),
-          )
+          sources.deadLetteredEntryIds.has(entryMessageId(validation.value.transactionId, digest))
         ) {
           twoOutcomes += 1;
         }
@@ -163,5 +180,5 @@ export function buildAccount(sources: AccountSources): AccountResult {
       if (outcome !== undefined) account[outcome] += 1;
     }
   }
-  return { account, twoOutcomes };
+  return { account, twoOutcomes, ledgerMessages, ledgerMessageIds: seenLedgerIds };
 }

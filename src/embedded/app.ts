@@ -26,7 +26,8 @@ import { createOrderCache } from '../services/convoy/order-cache';
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
-  transactionRecordsByOrder,
+  readTransactionRecord,
+  readTransactionRecords,
   type OrderDocument,
 } from '../services/order-documents';
 import { fulfillmentStarter } from '../services/fulfillment/starter';
@@ -129,6 +130,12 @@ export interface EmbeddedAppOptions {
   keepTelemetryRecords?: boolean;
   /** Orders the convoy's cache holds (src/services/convoy/order-cache.ts); its own default unless given. */
   orderCacheCapacity?: number;
+  /**
+   * Where the report's account reads the input from, for a caller that can read it again (`npm start`
+   * rereads its input file): the ledger messages `sendLedger` was given, in the same order. Unset, the
+   * app keeps every message it sends for the account, which costs their size for the whole run.
+   */
+  accountInputs?: () => Iterable<AccountInput>;
 }
 
 export interface EmbeddedApp {
@@ -239,8 +246,9 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     policy,
   );
   const submitted: string[] = [];
-  /** The ledger messages the input sent, for the report's account of every entry. */
+  /** The ledger messages the input sent, for the report's account of every entry, unless the caller rereads them. */
   const sentLedger: AccountInput[] = [];
+  const keepsSentLedger = options.accountInputs === undefined;
   const startsSagas = (options.fulfillment ?? 'run') === 'run';
   /** The starter as on Azure, on the durable client the invocation was bound to; noted for the run. */
   const fulfillmentFor = (context: InvocationContext): FulfillmentStarter => {
@@ -354,7 +362,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     async sendLedger(messages) {
       for (const message of messages) {
         await sendLedger(broker, [message]);
-        sentLedger.push({ messageId: message.messageId, body: message.body });
+        if (keepsSentLedger) sentLedger.push({ messageId: message.messageId, body: message.body });
       }
     },
     drain,
@@ -366,17 +374,21 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       return invokeHttp(routed.fn, request, routed.params, bindInput, httpLog);
     },
     async report() {
-      const documents = await orders.query<OrderDocument>({ where: { kind: 'order' } });
-      const records = await transactionRecordsByOrder(orders);
-      const reportOrders = await Promise.all(
-        documents.map(async ({ document }) =>
+      const documents = (await orders.query<OrderDocument>({ where: { kind: 'order' } })).map(
+        (stored) => stored.document,
+      );
+      // One order at a time: its records and saga record are read, reported and let go, so that a
+      // large run never holds every transaction record at once.
+      const reportOrders: ReportOrder[] = [];
+      for (const document of documents) {
+        reportOrders.push(
           reportOrder(
             document,
-            records.get(document.orderId)?.values() ?? [],
+            await readTransactionRecords(orders, document.orderId),
             sagaOf(await readSagaRecord(orders, document.orderId)),
           ),
-        ),
-      );
+        );
+      }
       const stats = broker.stats();
       const deadLettered = broker.queueNames().flatMap((queue) =>
         broker.deadLetters(queue).map((message) => ({
@@ -390,17 +402,16 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       );
       const parkedMessages = broker.peek(QUEUE.parked);
       const parked = parkedMessages.map(reportParked);
-      const { account, twoOutcomes } = buildAccount({
-        inputs: sentLedger,
-        records,
-        effectsPending: ordersWithEffectsPending(documents.map(({ document }) => document)),
+      const { account, twoOutcomes, ledgerMessages, ledgerMessageIds } = await buildAccount({
+        inputs: options.accountInputs?.() ?? sentLedger,
+        recordOf: (orderId, transactionId) => readTransactionRecord(orders, orderId, transactionId),
+        effectsPending: ordersWithEffectsPending(documents),
         parkedIds: heldIds(parkedMessages),
         deadLetteredEntryIds: heldIds(broker.deadLetters(QUEUE.orderTransactions)),
         deadLetteredLedgerIds: new Set(
           deadLettered.filter((m) => m.queue === QUEUE.ledger).map((m) => m.messageId),
         ),
       });
-      const ledgerIds = new Set(sentLedger.map((input) => input.messageId));
       return buildReport({
         orders: reportOrders,
         parked,
@@ -415,10 +426,10 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
           parked: parked.length,
           deadLettered: deadLettered.length,
           buffered: account.buffered,
-          ledgerMessages: sentLedger.length,
+          ledgerMessages,
           ledgerMessagesParkedWhole: new Set(
             parked
-              .filter((m) => m.queue === QUEUE.ledger && ledgerIds.has(m.messageId))
+              .filter((m) => m.queue === QUEUE.ledger && ledgerMessageIds.has(m.messageId))
               .map((m) => m.messageId),
           ).size,
           redeliveries: Object.values(stats).reduce(

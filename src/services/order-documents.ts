@@ -86,6 +86,16 @@ export function transactionRecordOf(document: TransactionDocument): TransactionR
     : { transactionId, digest, sequence, outcome, line };
 }
 
+/** The order's record of this transaction, by a point read; undefined when none is stored. */
+export async function readTransactionRecord(
+  orders: DocumentContainer,
+  orderId: string,
+  transactionId: string,
+): Promise<TransactionRecord | undefined> {
+  const stored = await orders.read<TransactionDocument>(orderId, transactionRecordId(transactionId));
+  return stored === undefined ? undefined : transactionRecordOf(stored.document);
+}
+
 /** The order's records of these transactions, by point reads; absent ones are not stored. */
 export async function readRecords(
   orders: DocumentContainer,
@@ -95,8 +105,8 @@ export async function readRecords(
   const found = new Map<string, TransactionRecord>();
   await Promise.all(
     [...new Set(transactionIds)].map(async (transactionId) => {
-      const stored = await orders.read<TransactionDocument>(orderId, transactionRecordId(transactionId));
-      if (stored !== undefined) found.set(transactionId, transactionRecordOf(stored.document));
+      const record = await readTransactionRecord(orders, orderId, transactionId);
+      if (record !== undefined) found.set(transactionId, record);
     }),
   );
   return found;

@@ -37,4 +37,23 @@ describe('stats.account', () => {
     expect(faulty.report.stats.account).toEqual(clean.report.stats.account);
     expect(faulty.report.stats.redeliveries).toBeGreaterThan(0);
   });
+
+  it('reads the input from accountInputs when given (npm start rereads its file), each report once', async () => {
+    const kept = await runToEnd(inputs, FAST);
+    let readings = 0;
+    const reread = await runToEnd(inputs, {
+      ...FAST,
+      accountInputs: function* () {
+        readings += 1;
+        yield* inputs;
+      },
+    });
+    expect(readings).toBe(1);
+    expect(reread.report).toEqual(kept.report);
+
+    // The account is of the input given, not of what was sent: here it is given two of the three.
+    const partial = await runToEnd(inputs, { ...FAST, accountInputs: () => inputs.slice(0, 2) });
+    expect(partial.report.stats.account).toEqual({ ...kept.report.stats.account, entries: 6, parked: 2 });
+    expect(partial.report.stats).toMatchObject({ ledgerMessages: 2, ledgerMessagesParkedWhole: 0 });
+  });
 });

@@ -1,0 +1,103 @@
+/**
+ * `npm start` reads its input file a chunk at a time (src/cli/input-file.ts), three times: to check
+ * it, to send it and for the report's account. Each reading must see exactly the lines that reading
+ * the whole text would, wherever a chunk ends.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  fileLines,
+  parseInputFile,
+  readInputFile,
+  reusedMessageIds,
+  surveyInputFile,
+} from '../../src/cli/input-file';
+import { UsageError } from '../../src/cli/flags';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'input-file-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+function fileOf(content: string | Buffer): string {
+  files += 1;
+  const path = join(dir, `input-${files}.ndjson`);
+  writeFileSync(path, content);
+  return path;
+}
+
+const line = (messageId: string, body: unknown, sessionId = 'main'): string =>
+  JSON.stringify({ messageId, sessionId, body });
+
+describe('fileLines', () => {
+  const texts: Array<[string, string]> = [
+    ['LF, ending with one', 'a\nb\n'],
+    ['no final line break', 'a\nb'],
+    ['CRLF, and a CR kept where no LF follows it', 'a\r\nb\rc\r\n\r\n'],
+    ['a byte-order mark', '\ufeffa\nb'],
+    ['multi-byte characters', 'é€\n😀x\n\nÿ'],
+    ['empty', ''],
+    ['only line breaks', '\n\n\r\n'],
+  ];
+
+  test.each(texts)('%s: the lines of the whole text split at LF, at every chunk size', (_, text) => {
+    const path = fileOf(text);
+    const expected = (text.startsWith('\ufeff') ? text.slice(1) : text).split(/\r?\n/);
+    for (const chunkBytes of [1, 2, 3, 5, 1 << 20]) {
+      expect([...fileLines(path, chunkBytes)]).toEqual(expected);
+    }
+  });
+
+  test('a file that cannot be read is one usage error naming it, a directory too', () => {
+    const missing = join(dir, 'missing.ndjson');
+    expect(() => [...fileLines(missing)]).toThrow(new UsageError(`cannot read --input ${missing}: ENOENT`));
+    expect(() => [...fileLines(dir)]).toThrow(new UsageError(`cannot read --input ${dir}: EISDIR`));
+  });
+});
+
+describe('readInputFile and surveyInputFile', () => {
+  const content = [
+    line('m1', { entries: [{ a: 1 }, { b: 2 }] }),
+    '',
+    line('m2', '{"entries": [1, 2, 3]}', 'S-2'),
+    line('m1', { entries: [] }),
+    line('m3', 'not json'),
+    line('m1', { entries: [{ a: 1 }, { b: 2 }] }),
+  ].join('\r\n');
+
+  test('yields what parseInputFile returns for the whole text, at any chunk size', () => {
+    const path = fileOf(content);
+    expect([...readInputFile(path, 'in.ndjson')]).toEqual(parseInputFile(content, 'in.ndjson'));
+    expect([...readInputFile(path, 'in.ndjson')].map((message) => message.where)).toEqual([
+      'in.ndjson:1',
+      'in.ndjson:3',
+      'in.ndjson:4',
+      'in.ndjson:5',
+      'in.ndjson:6',
+    ]);
+  });
+
+  test('the survey counts messages and entries and warns of a reused id with other content only', () => {
+    const path = fileOf(content);
+    const survey = surveyInputFile(path, 'in.ndjson');
+    expect(survey).toEqual({
+      ledgerMessages: 5,
+      entries: 7,
+      warnings: reusedMessageIds(parseInputFile(content, 'in.ndjson')),
+    });
+    expect(survey.warnings).toHaveLength(1);
+    expect(survey.warnings[0]).toMatch(
+      /^in\.ndjson:4: messageId m1 was already used at in\.ndjson:1 with other content/,
+    );
+  });
+
+  test('a bad line stops the reading with a usage error naming it', () => {
+    const path = fileOf(`${line('m1', {})}\n{"messageId": "m2"}\n`);
+    expect(() => surveyInputFile(path, 'in.ndjson')).toThrow(new UsageError('in.ndjson:2: body is missing'));
+    const tooLong = fileOf(line('x'.repeat(129), {}));
+    expect(() => surveyInputFile(tooLong, 'in.ndjson')).toThrow(/^in\.ndjson:1: messageId is 129 characters/);
+  });
+});

@@ -3,6 +3,10 @@
  * partition, 412 on a stale etag, 404 on a missing document, all-or-nothing transactional batches of
  * at most MAX_BATCH_OPERATIONS operations, and TTL. The embedded runtime and the tests use it where
  * production uses `@azure/cosmos`; the contract suite holds both to the same behaviour.
+ *
+ * The documents' texts are kept in memory, or in a file (`textFile`, ./text-file.ts) for a run too
+ * large to hold them in the heap: where the embedded copy keeps its bytes, not a Cosmos behaviour;
+ * the store answers the same either way, and the contract suite runs on both.
  */
 import { PermanentError } from '../../domain/errors';
 import type {
@@ -33,7 +37,7 @@ import {
   type Prepared,
   type StoredRecord,
   type PreparedOperation,
-  type Partition,
+  Partition,
   type PartitionView,
   stagedOver,
   type Outcome,
@@ -46,7 +50,14 @@ import {
   parseRecord,
   resultOf,
   checkDefaultTtl,
+  storedRecord,
+  etagText,
+  etagOf,
+  hasEtag,
+  textOf,
+  withText,
 } from './stored-records';
+import { TextFile } from './text-file';
 import { ownValue } from '../../domain/records';
 import { checkQueriedFields } from '../indexing-policy';
 
@@ -60,6 +71,12 @@ export interface EmbeddedStoreOptions {
   wait?: RoundTripWait;
   /** The clock TTL is measured with; tests pass one they can move. Defaults to `Date.now`. */
   now?: () => number;
+  /**
+   * A file, which must not exist yet, to keep every document's JSON text in instead of the heap: the
+   * store then holds per document only its id, ttl, etag counter, `_ts` and where its text is. The
+   * store creates it, and `close()` deletes it. Undefined: the texts stay in memory.
+   */
+  textFile?: string;
 }
 
 export interface EmbeddedContainerOptions {
@@ -83,6 +100,11 @@ export interface EmbeddedStore {
   /** A snapshot of the round trips made so far: every container call counts one. */
   readonly roundTrips: RoundTripCounts;
   resetCounters(): void;
+  /**
+   * Ends the store: closes and deletes its text file, if it has one. Every container call after it
+   * rejects (`store-closed`), and `container()` throws; calling it again does nothing.
+   */
+  close(): void;
 }
 
 export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): EmbeddedStore {
@@ -93,6 +115,12 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
   const perContainer = new Map<string, number>();
   let total = 0;
   let etagCounter = 0;
+  const file = options.textFile === undefined ? undefined : new TextFile(options.textFile);
+  let closed = false;
+
+  const checkOpen = (): void => {
+    if (closed) throw new PermanentError('store-closed', 'the embedded document store is closed');
+  };
 
   const roundTrip = (containerName: string): Promise<void> => {
     total += 1;
@@ -100,19 +128,19 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     return latencyMs > 0 ? wait(latencyMs) : Promise.resolve();
   };
 
-  // Quoted, as Cosmos sends them; a store-wide counter keeps every etag unique across containers.
-  const nextEtag = (): string => {
+  // A record that holds its text: the partition moves it into the file, if there is one.
+  const stamp = (document: Prepared): StoredRecord => {
     etagCounter += 1;
-    return `"00000000-0000-0000-0000-${etagCounter.toString(16).padStart(12, '0')}"`;
+    return storedRecord(
+      document.view.id,
+      document.view.ttl,
+      file === undefined ? etagText(etagCounter) : etagCounter,
+      Math.floor(now() / 1000),
+      document.text,
+      -1,
+      0,
+    );
   };
-
-  const stamp = (document: Prepared): StoredRecord => ({
-    id: document.view.id,
-    ttl: document.view.ttl,
-    _etag: nextEtag(),
-    _ts: Math.floor(now() / 1000),
-    text: document.text,
-  });
 
   function createContainer(
     name: string,
@@ -140,14 +168,14 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const partitionOf = (partitionKey: string): Partition => {
       let partition = partitions.get(partitionKey);
       if (partition === undefined) {
-        partition = new Map();
+        partition = new Partition(file);
         partitions.set(partitionKey, partition);
       }
       return partition;
     };
 
     const matches = (record: StoredRecord, ifMatch: string | undefined): boolean =>
-      ifMatch === undefined || record._etag === ifMatch;
+      ifMatch === undefined || hasEtag(record, ifMatch);
 
     const write = (partition: PartitionView, document: Prepared, status: number): Outcome => {
       const record = stamp(document);
@@ -193,17 +221,17 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const applyToDocument = (operation: PreparedOperation & { document: Prepared }): Outcome =>
       apply(partitionOf(checkDocument(operation.document.view, keyField)), operation);
 
-    const storedOf = <T extends Document>(record: StoredRecord): Stored<T> => ({
-      document: parseRecord<T>(record),
-      etag: record._etag,
-    });
+    const storedOf = <T extends Document>(record: StoredRecord): Stored<T> => {
+      const etag = etagOf(record);
+      return { document: parseRecord<T>(textOf(record, file), etag, record._ts), etag };
+    };
 
     const preconditionOrMissing = (status: number): { status: 404 } | { status: 412 } =>
       status === PRECONDITION_FAILED ? { status: PRECONDITION_FAILED } : { status: 404 };
 
-    const etagOf = (outcome: Outcome): string => {
+    const etagOfOutcome = (outcome: Outcome): string => {
       if (outcome.record === undefined) throw new Error(`a ${outcome.status} outcome carries no document`);
-      return outcome.record._etag;
+      return etagOf(outcome.record);
     };
 
     return {
@@ -213,12 +241,14 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       async create(document: Document): Promise<CreateResult> {
         const prepared = prepare(document, keyField);
         await roundTrip(name);
+        checkOpen();
         const outcome = applyToDocument({ op: 'create', document: prepared });
-        return outcome.status === 201 ? { status: 201, etag: etagOf(outcome) } : { status: 409 };
+        return outcome.status === 201 ? { status: 201, etag: etagOfOutcome(outcome) } : { status: 409 };
       },
 
       async read<T extends Document>(partitionKey: string, id: string): Promise<Stored<T> | undefined> {
         await roundTrip(name);
+        checkOpen();
         checkPartitionKey(partitionKey);
         checkId(id);
         const partition = partitions.get(partitionKey);
@@ -229,23 +259,26 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       async replace(document: Document, writeOptions: WriteOptions = {}): Promise<ReplaceResult> {
         const prepared = prepare(document, keyField);
         await roundTrip(name);
+        checkOpen();
         const outcome = applyToDocument({ op: 'replace', document: prepared, ifMatch: writeOptions.ifMatch });
         return outcome.status === 200
-          ? { status: 200, etag: etagOf(outcome) }
+          ? { status: 200, etag: etagOfOutcome(outcome) }
           : preconditionOrMissing(outcome.status);
       },
 
       async upsert(document: Document, writeOptions: WriteOptions = {}): Promise<UpsertResult> {
         const prepared = prepare(document, keyField);
         await roundTrip(name);
+        checkOpen();
         const outcome = applyToDocument({ op: 'upsert', document: prepared, ifMatch: writeOptions.ifMatch });
         return outcome.status === 200 || outcome.status === 201
-          ? { status: outcome.status, etag: etagOf(outcome) }
+          ? { status: outcome.status, etag: etagOfOutcome(outcome) }
           : { status: PRECONDITION_FAILED };
       },
 
       async delete(partitionKey: string, id: string, writeOptions: WriteOptions = {}): Promise<DeleteResult> {
         await roundTrip(name);
+        checkOpen();
         checkPartitionKey(partitionKey);
         checkId(id);
         const outcome = apply(partitionOf(partitionKey), { op: 'delete', id, ifMatch: writeOptions.ifMatch });
@@ -255,6 +288,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
         const prepared = operations.map((operation) => prepareOperation(operation, keyField));
         await roundTrip(name);
+        checkOpen();
         checkBatch(partitionKey, prepared.map(viewOf), keyField);
         checkBatchBytes(
           prepared.flatMap((operation) => ('document' in operation ? [operation.document.text] : [])),
@@ -273,33 +307,34 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
           }
           outcomes.push(outcome);
         }
-        staged.commit();
+        // Each result holds its text: a read's record is in a slot a later write may give to another text.
         const results = outcomes.map((outcome): BatchOperationResult =>
           outcome.record === undefined
             ? { status: outcome.status }
-            : resultOf(outcome.status, outcome.record),
+            : resultOf(outcome.status, withText(outcome.record, file)),
         );
+        staged.commit();
         return { ok: true, results };
       },
 
       async query<T extends Document>(spec: QuerySpec): Promise<Array<Stored<T>>> {
         checkQueriedFields(name, keyField, queriedFields, spec);
         await roundTrip(name);
+        checkOpen();
         const conditions = Object.entries(spec.where ?? {}).map(
           ([field, value]) => [checkFieldName(field), value] as const,
         );
+        const only = spec.partitionKey === undefined ? undefined : checkPartitionKey(spec.partitionKey);
         const scanned =
-          spec.partitionKey === undefined
-            ? [...partitions.values()]
-            : [partitions.get(checkPartitionKey(spec.partitionKey)) ?? new Map<string, StoredRecord>()];
+          only === undefined ? [...partitions.values()] : [partitions.get(only) ?? new Partition(file)];
         const found: Array<Stored<T>> = [];
         for (const partition of scanned) {
-          for (const id of [...partition.keys()]) {
+          for (const id of partition.ids()) {
             const record = live(partition, id);
             if (record === undefined) continue;
-            const document = parseRecord<T>(record);
-            if (conditions.every(([field, value]) => ownValue(document, field) === value)) {
-              found.push({ document, etag: record._etag });
+            const stored = storedOf<T>(record);
+            if (conditions.every(([field, value]) => ownValue(stored.document, field) === value)) {
+              found.push(stored);
             }
           }
         }
@@ -310,6 +345,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
 
   return {
     container(name: string, partitionKeyPath: string, containerOptions?: EmbeddedContainerOptions) {
+      checkOpen();
       const defaultTtlSeconds = checkDefaultTtl(containerOptions?.defaultTtlSeconds);
       const existing = registered.get(name);
       if (existing !== undefined) {
@@ -339,6 +375,11 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     resetCounters(): void {
       total = 0;
       perContainer.clear();
+    },
+
+    close(): void {
+      closed = true;
+      file?.close();
     },
   };
 }

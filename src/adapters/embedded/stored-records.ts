@@ -1,11 +1,13 @@
 /**
  * How the embedded store holds a document: as the JSON text the caller handed over plus `_etag` and
- * `_ts`, parsed afresh on every read, with staged partitions for all-or-nothing batches.
+ * `_ts`, parsed afresh on every read, with staged partitions for all-or-nothing batches. The text is
+ * kept in memory, or in the store's text file (./text-file.ts) when it was given one.
  */
 import { PermanentError } from '../../domain/errors';
 import type { BatchOperation, BatchOperationResult, Document, DocumentContainer } from '../../services/ports';
 import { ownValue } from '../../domain/records';
 import { checkDocumentBytes } from '../document-rules';
+import type { TextFile } from './text-file';
 
 /**
  * A document as the caller handed it over: its JSON text, taken when the call is made, and the
@@ -22,14 +24,91 @@ export interface Prepared {
  * A stored document as Cosmos holds it: the caller's fields as JSON text, plus `_etag` and `_ts`.
  * Every read parses a fresh copy and sets the two system fields on it, so no caller ever holds the
  * stored one, and a write costs one stringify rather than a clone on the way in and another on
- * the way out.
+ * the way out. One shape for both places the text may be (made by `storedRecord` only), so that the
+ * code reading records sees one hidden class.
  */
 export interface StoredRecord {
   readonly id: string;
   readonly ttl: unknown;
-  readonly _etag: string;
+  /**
+   * `_etag` itself, with the texts in memory: a caller's ifMatch is then most often that very string.
+   * With a text file, where every byte kept per document counts, the store-wide counter it is
+   * formatted from (`etagText`) when asked for.
+   */
+  readonly etag: string | number;
   readonly _ts: number;
-  readonly text: string;
+  /** The JSON text, or undefined when it is in the text file, at `offset`, `bytes` long in UTF-8. */
+  readonly text: string | undefined;
+  readonly offset: number;
+  readonly bytes: number;
+}
+
+export function storedRecord(
+  id: string,
+  ttl: unknown,
+  etag: string | number,
+  ts: number,
+  text: string | undefined,
+  offset: number,
+  bytes: number,
+): StoredRecord {
+  return { id, ttl, etag, _ts: ts, text, offset, bytes };
+}
+
+const ETAG_PREFIX = '"00000000-0000-0000-0000-';
+const ETAG_DIGITS = 12;
+const HEX = '0123456789abcdef';
+const ETAG_CODES = Array.from(`${ETAG_PREFIX}${'0'.repeat(ETAG_DIGITS)}"`, (char) => char.charCodeAt(0));
+
+/** Quoted, as Cosmos sends them; the store-wide counter keeps every etag unique across containers. */
+export function etagText(etag: number): string {
+  if (etag >= 16 ** ETAG_DIGITS) return `${ETAG_PREFIX}${etag.toString(16)}"`;
+  // One flat string of 38 bytes, where concatenating would keep a tree of three (96 bytes, measured).
+  let rest = etag;
+  for (let at = ETAG_PREFIX.length + ETAG_DIGITS - 1; at >= ETAG_PREFIX.length; at -= 1) {
+    ETAG_CODES[at] = HEX.charCodeAt(rest % 16);
+    rest = Math.floor(rest / 16);
+  }
+  return String.fromCharCode(...ETAG_CODES);
+}
+
+/** The record's `_etag`. */
+export function etagOf(record: StoredRecord): string {
+  const etag = record.etag;
+  return typeof etag === 'string' ? etag : etagText(etag);
+}
+
+/** Whether `text` is the record's `_etag`, without making that string from a counter. */
+export function hasEtag(record: StoredRecord, text: string): boolean {
+  const etag = record.etag;
+  return typeof etag === 'string' ? etag === text : etagIs(etag, text);
+}
+
+/** Whether `text` is `etagText(etag)`, without making that string: every conditional write asks. */
+function etagIs(etag: number, text: string): boolean {
+  // Bit by bit while the counter fits 31 bits (two billion writes), by the string beyond.
+  if (etag > 0x7fffffff) return etagText(etag) === text;
+  if (text.length !== ETAG_PREFIX.length + ETAG_DIGITS + 1 || !text.startsWith(ETAG_PREFIX)) return false;
+  let rest = etag;
+  for (let at = ETAG_PREFIX.length + ETAG_DIGITS - 1; at >= ETAG_PREFIX.length; at -= 1) {
+    if (text.charCodeAt(at) !== HEX.charCodeAt(rest & 15)) return false;
+    rest >>>= 4;
+  }
+  return text.charCodeAt(text.length - 1) === 0x22;
+}
+
+/** The record's text, from the record or from the text file. */
+export function textOf(record: StoredRecord, file: TextFile | undefined): string {
+  if (record.text !== undefined) return record.text;
+  if (file === undefined) throw new Error(`record ${record.id} has neither a text nor a text file`);
+  return file.read(record.offset, record.bytes);
+}
+
+/** The record with its text in hand, for what must still read it after its slot has gone to another text. */
+export function withText(record: StoredRecord, file: TextFile | undefined): StoredRecord {
+  return record.text !== undefined
+    ? record
+    : storedRecord(record.id, record.ttl, record.etag, record._ts, textOf(record, file), -1, 0);
 }
 
 export type PreparedOperation =
@@ -37,9 +116,6 @@ export type PreparedOperation =
   | { op: 'replace' | 'upsert'; document: Prepared; ifMatch?: string }
   | { op: 'delete'; id: string; ifMatch?: string }
   | { op: 'read'; id: string };
-
-/** One partition's documents by id. */
-export type Partition = Map<string, StoredRecord>;
 
 /** What the document rules read and write: a partition, or a batch's staging over one. */
 export interface PartitionView {
@@ -49,11 +125,89 @@ export interface PartitionView {
 }
 
 /**
+ * One partition's documents by id. With a text file, a record set here has its text written to the
+ * file and is kept as where that text is; the slot of a record replaced or deleted is given back.
+ */
+export class Partition implements PartitionView {
+  private readonly records = new Map<string, StoredRecord>();
+
+  constructor(private readonly file: TextFile | undefined) {}
+
+  get(id: string): StoredRecord | undefined {
+    return this.records.get(id);
+  }
+
+  ids(): string[] {
+    return [...this.records.keys()];
+  }
+
+  set(id: string, record: StoredRecord): void {
+    if (this.file === undefined) this.records.set(id, record);
+    else this.put(id, this.written(record));
+  }
+
+  delete(id: string): void {
+    if (this.file === undefined) {
+      this.records.delete(id);
+      return;
+    }
+    const previous = this.records.get(id);
+    if (previous === undefined) return;
+    this.records.delete(id);
+    this.release(previous);
+  }
+
+  /**
+   * A batch's changes (undefined: deleted), all or none: every new text is written, into slots of
+   * its own, before any record changes or any slot is given back, so a failed write changes nothing.
+   */
+  commit(changes: ReadonlyMap<string, StoredRecord | undefined>): void {
+    if (this.file === undefined) {
+      for (const [id, record] of changes) {
+        if (record === undefined) this.records.delete(id);
+        else this.records.set(id, record);
+      }
+      return;
+    }
+    const written: Array<readonly [string, StoredRecord | undefined]> = [];
+    try {
+      for (const [id, record] of changes) written.push([id, record && this.written(record)]);
+    } catch (error) {
+      for (const [, record] of written) if (record !== undefined) this.release(record);
+      throw error;
+    }
+    for (const [id, record] of written) {
+      if (record === undefined) this.delete(id);
+      else this.put(id, record);
+    }
+  }
+
+  private put(id: string, record: StoredRecord): void {
+    const previous = this.records.get(id);
+    this.records.set(id, record);
+    if (previous !== undefined) this.release(previous);
+  }
+
+  /** The record as this partition keeps it: as it is, or with its text moved into the file. */
+  private written(record: StoredRecord): StoredRecord {
+    if (this.file === undefined || record.text === undefined) return record;
+    const bytes = Buffer.byteLength(record.text, 'utf8');
+    const offset = this.file.write(record.text, bytes);
+    return storedRecord(record.id, record.ttl, record.etag, record._ts, undefined, offset, bytes);
+  }
+
+  private release(record: StoredRecord): void {
+    if (this.file !== undefined && record.text === undefined) this.file.release(record.offset, record.bytes);
+  }
+}
+
+/**
  * A batch's changes, held over the partition and applied only when every operation succeeded, so a
  * failure leaves the partition untouched. Only the changes are held: copying the partition instead
  * would make each write cost as much as the partition holds (an order and all its transaction records).
  */
 export function stagedOver(partition: Partition): PartitionView & { commit(): void } {
+  // Records staged here keep their text in memory: nothing reaches the text file before commit().
   const changes = new Map<string, StoredRecord | undefined>();
   return {
     get: (id) => (changes.has(id) ? changes.get(id) : partition.get(id)),
@@ -64,10 +218,7 @@ export function stagedOver(partition: Partition): PartitionView & { commit(): vo
       changes.set(id, undefined);
     },
     commit() {
-      for (const [id, record] of changes) {
-        if (record === undefined) partition.delete(id);
-        else partition.set(id, record);
-      }
+      partition.commit(changes);
     },
   };
 }
@@ -145,10 +296,10 @@ export function viewOf(operation: PreparedOperation): BatchOperation {
  * The document as Cosmos returns it: `_etag` and `_ts` overriding any the caller sent, in their
  * place if it sent them and last otherwise, exactly as the spread `{...document, _etag, _ts}` would.
  */
-export function parseRecord<T extends Document>(record: StoredRecord): T {
-  const document = JSON.parse(record.text) as Record<string, unknown>;
-  document._etag = record._etag;
-  document._ts = record._ts;
+export function parseRecord<T extends Document>(text: string, etag: string, ts: number): T {
+  const document = JSON.parse(text) as Record<string, unknown>;
+  document._etag = etag;
+  document._ts = ts;
   return document as T;
 }
 
@@ -156,7 +307,8 @@ const RECORD = Symbol('stored record');
 const PARSED = Symbol('parsed document');
 
 interface LazyResult extends BatchOperationResult {
-  [RECORD]: StoredRecord;
+  /** A record with its text in hand (`withText`): a slot in the text file may since hold another. */
+  [RECORD]: StoredRecord & { text: string };
   [PARSED]: Document | undefined;
 }
 
@@ -165,7 +317,8 @@ const LAZY_DOCUMENT: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
   get(this: LazyResult): Document {
-    return (this[PARSED] ??= parseRecord(this[RECORD]));
+    const record = this[RECORD];
+    return (this[PARSED] ??= parseRecord(record.text, etagOf(record), record._ts));
   },
   set(this: LazyResult, value: Document): void {
     this[PARSED] = value;
@@ -174,11 +327,13 @@ const LAZY_DOCUMENT: PropertyDescriptor = {
 
 /**
  * A successful batch operation's result; its document is parsed when first asked for, as most
- * callers want the etag only. The record it is parsed from is kept under symbols that are not
- * enumerable, so the result compares and serializes as the plain object it stands for.
+ * callers want the etag only. The record it is parsed from, which must hold its text (`withText`),
+ * is kept under symbols that are not enumerable, so the result compares and serializes as the plain
+ * object it stands for.
  */
 export function resultOf(status: number, record: StoredRecord): BatchOperationResult {
-  const result = { status, etag: record._etag };
+  if (record.text === undefined) throw new Error(`a result of record ${record.id} needs its text in hand`);
+  const result = { status, etag: etagOf(record) };
   Object.defineProperty(result, RECORD, { value: record });
   Object.defineProperty(result, PARSED, { value: undefined, writable: true });
   return Object.defineProperty(result, 'document', LAZY_DOCUMENT);

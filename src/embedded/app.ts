@@ -2,6 +2,9 @@
  * The whole app on one machine: the embedded broker and Functions host run the very same function
  * definitions as Azure, against the embedded document store, with seeded faults when asked.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   createEmbeddedStore,
   type EmbeddedStore,
@@ -136,6 +139,13 @@ export interface EmbeddedAppOptions {
    * app keeps every message it sends for the account, which costs their size for the whole run.
    */
   accountInputs?: () => Iterable<AccountInput>;
+  /**
+   * true: the store keeps its documents' JSON texts in a file of a temporary directory rather than in
+   * the heap (src/adapters/embedded/text-file.ts), so that a large `npm start` run holds per document
+   * only a few fields; the store's semantics are the same. `stop()` closes the store and removes the
+   * directory.
+   */
+  documentsOnDisk?: boolean;
 }
 
 export interface EmbeddedApp {
@@ -194,9 +204,12 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   });
   createAppQueues(broker, queueOptions);
 
+  const documentsDirectory =
+    options.documentsOnDisk === true ? mkdtempSync(join(tmpdir(), 'embedded-store-')) : undefined;
   const store = createEmbeddedStore({
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
     wait: options.storeWait,
+    textFile: documentsDirectory === undefined ? undefined : join(documentsDirectory, 'documents'),
   });
   // TTL off, as bicep/modules/cosmos.bicep declares the container: nothing of the app's expires.
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, {
@@ -446,6 +459,10 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       await host.stop();
       await durable.stop();
       broker.close();
+      if (documentsDirectory !== undefined) {
+        store.close();
+        rmSync(documentsDirectory, { recursive: true, force: true });
+      }
     },
   };
 }

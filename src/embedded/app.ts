@@ -21,18 +21,11 @@ import {
 import { DEFAULTS, type RetrySettings } from '../adapters/settings';
 import { queriedFieldsOf } from '../adapters/indexing-policy';
 import { sagaDefinitions, type SagaPolicy } from '../functions/fulfill-order';
-import { readSagaRecord } from '../services/fulfillment/saga-record';
 import { ledgerProcessor } from '../functions/ledger-processor';
 import { orderTransactions } from '../functions/order-transactions';
 import type { ServiceBusQueueFunction } from '../functions/definition';
 import { createOrderCache } from '../services/convoy/order-cache';
-import {
-  ORDERS_CONTAINER,
-  ORDERS_PARTITION_KEY_PATH,
-  readTransactionRecord,
-  readTransactionRecords,
-  type OrderDocument,
-} from '../services/order-documents';
+import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../services/order-documents';
 import { fulfillmentStarter } from '../services/fulfillment/starter';
 import { QUEUE } from '../services/queues';
 import type { DocumentContainer, FulfillmentStarter, MessageSender, Telemetry } from '../services/ports';
@@ -57,7 +50,7 @@ import type { WorkerLog } from './worker/invoke';
 import { registerAndCapture } from './worker/register';
 import type { RegisteredFunction } from './worker/core';
 import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
-import { buildAccount, heldIds, ordersWithEffectsPending, type AccountInput } from './account';
+import type { AccountInput } from './account';
 import {
   createOutage,
   scaledClock,
@@ -69,7 +62,8 @@ import {
 } from './outages';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
 import { HANDLER_BACKOFF, type Backoff, type BackoffPolicy } from '../services/backoff';
-import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
+import type { Report } from './report';
+import { buildRunReport } from './run-report';
 import { createAppQueues, sendLedger, type LedgerInput } from './queues';
 
 export type { LedgerInput };
@@ -184,10 +178,6 @@ export const EMBEDDED_DEFAULTS = {
   retry: { firstIntervalMs: 20, backoffCoefficient: 2, maxIntervalMs: 200, maxAttempts: 5 },
 } as const;
 
-function sagaOf(record: Awaited<ReturnType<typeof readSagaRecord>>): ReportOrder['saga'] {
-  return record === undefined ? null : { status: record.status, reason: record.reason };
-}
-
 export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp {
   const seed = options.seed ?? EMBEDDED_DEFAULTS.seed;
   const faults = options.faults ?? {};
@@ -206,6 +196,13 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
 
   const documentsDirectory =
     options.documentsOnDisk === true ? mkdtempSync(join(tmpdir(), 'embedded-store-')) : undefined;
+  // A run that ends without stop() (an error, Ctrl-C) must not leave its documents in the temp dir.
+  const removeDocuments = (): void => {
+    if (documentsDirectory !== undefined) rmSync(documentsDirectory, { recursive: true, force: true });
+  };
+  if (documentsDirectory !== undefined) {
+    process.once('exit', removeDocuments);
+  }
   const store = createEmbeddedStore({
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
     wait: options.storeWait,
@@ -386,74 +383,13 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       if (!routed) return { status: 404, headers: {}, body: '' };
       return invokeHttp(routed.fn, request, routed.params, bindInput, httpLog);
     },
-    async report() {
-      const documents = (await orders.query<OrderDocument>({ where: { kind: 'order' } })).map(
-        (stored) => stored.document,
-      );
-      // One order at a time: its records and saga record are read, reported and let go, so that a
-      // large run never holds every transaction record at once.
-      const reportOrders: ReportOrder[] = [];
-      for (const document of documents) {
-        reportOrders.push(
-          reportOrder(
-            document,
-            await readTransactionRecords(orders, document.orderId),
-            sagaOf(await readSagaRecord(orders, document.orderId)),
-          ),
-        );
-      }
-      const stats = broker.stats();
-      const deadLettered = broker.queueNames().flatMap((queue) =>
-        broker.deadLetters(queue).map((message) => ({
-          queue,
-          messageId: message.messageId,
-          sessionId: message.sessionId ?? null,
-          reason: message.deadLetterReason,
-          description: message.deadLetterErrorDescription,
-          deliveryCount: message.deliveryCount,
-        })),
-      );
-      const parkedMessages = broker.peek(QUEUE.parked);
-      const parked = parkedMessages.map(reportParked);
-      const { account, twoOutcomes, ledgerMessages, ledgerMessageIds } = await buildAccount({
+    report: () =>
+      buildRunReport({
+        broker,
+        orders,
+        telemetry,
         inputs: options.accountInputs?.() ?? sentLedger,
-        recordOf: (orderId, transactionId) => readTransactionRecord(orders, orderId, transactionId),
-        effectsPending: ordersWithEffectsPending(documents),
-        parkedIds: heldIds(parkedMessages),
-        deadLetteredEntryIds: heldIds(broker.deadLetters(QUEUE.orderTransactions)),
-        deadLetteredLedgerIds: new Set(
-          deadLettered.filter((m) => m.queue === QUEUE.ledger).map((m) => m.messageId),
-        ),
-      });
-      return buildReport({
-        orders: reportOrders,
-        parked,
-        deadLettered,
-        stats: {
-          messages: stats[QUEUE.ledger].sent + stats[QUEUE.orderTransactions].sent,
-          applied: telemetry.total('entries.applied'),
-          duplicates:
-            telemetry.total('entries.duplicate') +
-            stats[QUEUE.ledger].duplicatesDetected +
-            stats[QUEUE.orderTransactions].duplicatesDetected,
-          parked: parked.length,
-          deadLettered: deadLettered.length,
-          buffered: account.buffered,
-          ledgerMessages,
-          ledgerMessagesParkedWhole: new Set(
-            parked
-              .filter((m) => m.queue === QUEUE.ledger && ledgerMessageIds.has(m.messageId))
-              .map((m) => m.messageId),
-          ).size,
-          redeliveries: Object.values(stats).reduce(
-            (sum, queue) => sum + queue.abandoned + queue.lockExpired + queue.redeliveredByFault,
-            0,
-          ),
-          account,
-          entriesWithTwoOutcomes: twoOutcomes,
-        },
-      });
-    },
+      }),
     async stop() {
       clearInterval(purgeTimer);
       await host.stop();
@@ -461,7 +397,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       broker.close();
       if (documentsDirectory !== undefined) {
         store.close();
-        rmSync(documentsDirectory, { recursive: true, force: true });
+        removeDocuments();
+        process.off('exit', removeDocuments);
       }
     },
   };

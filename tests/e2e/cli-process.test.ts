@@ -4,21 +4,39 @@
  * clock's timers did not hold the event loop, Node would exit 0 mid-run with nothing printed and
  * no report.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Report } from '../../src/embedded/report';
+import { added, created, ledger } from '../support/e2e';
 
 const ROOT = resolve(__dirname, '..', '..');
 
 /** Runs a TypeScript entry point (a file, or `-e` code) in its own node process, output to `out.txt`. */
-function runNode(dir: string, args: readonly string[]): Promise<number | null> {
+function runNode(
+  dir: string,
+  args: readonly string[],
+  started: (child: ChildProcess) => void = () => undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number | null> {
   const out = openSync(join(dir, 'out.txt'), 'w');
   const child = spawn(process.execPath, ['-r', join(ROOT, 'tests', 'support', 'register-ts.js'), ...args], {
     cwd: dir,
     stdio: ['ignore', out, out],
+    env,
   });
+  started(child);
   return new Promise((resolvePromise, reject) => {
     child.on('error', reject);
     child.on('exit', (code) => {
@@ -67,5 +85,43 @@ describe('npm start as a process, output redirected', () => {
     expect(readFileSync(join(dir, 'out.txt'), 'utf8')).toBe(
       'the run stopped before it finished: nothing was left to wake it\n',
     );
+  });
+
+  it('Ctrl-C mid-run exits 130 with a line saying so, and leaves no documents in the temp dir', async () => {
+    const lines = Array.from({ length: 400 }, (_, batch) =>
+      JSON.stringify(
+        ledger(`B-${batch}`, [
+          created(`O-${batch}`, `T-${batch}-1`, 1),
+          added(`O-${batch}`, `T-${batch}-2`, 2),
+          added(`O-${batch}`, `T-${batch}-3`, 3, 1, 100, true),
+        ]),
+      ),
+    );
+    writeFileSync(join(dir, 'ledger.ndjson'), `${lines.join('\n')}\n`);
+    const temp = join(dir, 'tmp');
+    mkdirSync(temp);
+    let interrupted = false;
+    const code = await runNode(
+      dir,
+      [join(ROOT, 'src', 'cli', 'start.ts'), '--input', 'ledger.ndjson', '--quiet'],
+      (child) => {
+        // Interrupted once its documents are on disk, while it runs.
+        const poll = setInterval(() => {
+          if (readdirSync(temp).some((name) => name.startsWith('embedded-store-'))) {
+            clearInterval(poll);
+            interrupted = child.kill('SIGINT');
+          }
+        }, 20);
+        child.on('exit', () => clearInterval(poll));
+      },
+      { ...process.env, TMPDIR: temp },
+    );
+
+    expect({ interrupted, code, left: readdirSync(temp) }).toEqual({
+      interrupted: true,
+      code: 130,
+      left: [],
+    });
+    expect(readFileSync(join(dir, 'out.txt'), 'utf8')).toContain('the run was interrupted (SIGINT)');
   });
 });

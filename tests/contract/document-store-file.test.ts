@@ -205,4 +205,36 @@ describe('embedded store, texts in a file', () => {
     await expect(orders.read('o1', 'a')).resolves.toMatchObject({ document: { note } });
     await expect(orders.read('o1', 'b')).resolves.toMatchObject({ document: { note: note.slice(0, 7) } });
   });
+
+  test.each([10, 33, 100])(
+    'a partition of %i documents (a scan finds up to 32, a Map beyond): deletes fill their row with the last, every survivor reads back',
+    async (count) => {
+      const orders = fileStore().container('orders', '/orderId');
+      const alive = new Map<string, number>();
+      for (let n = 0; n < count; n += 1) {
+        await orders.create(sized(`d${n}`, 50 + n));
+        alive.set(`d${n}`, 50 + n);
+      }
+      // Every third deleted (the first and the last rows among them), every other one replaced.
+      for (let n = 0; n < count; n += 3) {
+        expect((await orders.delete('o1', `d${n}`)).status).toBe(204);
+        alive.delete(`d${n}`);
+      }
+      for (const [id, bytes] of [...alive].filter((_, index) => index % 2 === 0)) {
+        expect((await orders.replace(sized(id, bytes + 300))).status).toBe(200);
+        alive.set(id, bytes + 300);
+      }
+      await orders.create(sized('late', 60));
+      alive.set('late', 60);
+      await expect(orders.read('o1', 'd0')).resolves.toBeUndefined();
+      await expect(orders.create(sized(`d${count - 1}`, 10))).resolves.toMatchObject({
+        status: (count - 1) % 3 === 0 ? 201 : 409,
+      });
+      if ((count - 1) % 3 === 0) alive.set(`d${count - 1}`, 10);
+
+      for (const [id, bytes] of alive) expect(await readPad(orders, id)).toBe(Math.max(0, bytes - 40));
+      const listed = await orders.query<{ id: string }>({ partitionKey: 'o1' });
+      expect(listed.map(({ document }) => document.id).sort()).toEqual([...alive.keys()].sort());
+    },
+  );
 });

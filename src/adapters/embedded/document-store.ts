@@ -37,9 +37,7 @@ import {
   type Prepared,
   type StoredRecord,
   type PreparedOperation,
-  Partition,
   type PartitionView,
-  stagedOver,
   type Outcome,
   type Registered,
   PRECONDITION_FAILED,
@@ -58,6 +56,7 @@ import {
   withText,
 } from './stored-records';
 import { TextFile } from './text-file';
+import { newPartition, stagedOver, type Partition } from './partitions';
 import { ownValue } from '../../domain/records';
 import { checkQueriedFields } from '../indexing-policy';
 
@@ -168,7 +167,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const partitionOf = (partitionKey: string): Partition => {
       let partition = partitions.get(partitionKey);
       if (partition === undefined) {
-        partition = new Partition(file);
+        partition = newPartition(file);
         partitions.set(partitionKey, partition);
       }
       return partition;
@@ -326,7 +325,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         );
         const only = spec.partitionKey === undefined ? undefined : checkPartitionKey(spec.partitionKey);
         const scanned =
-          only === undefined ? [...partitions.values()] : [partitions.get(only) ?? new Partition(file)];
+          only === undefined ? [...partitions.values()] : [partitions.get(only) ?? newPartition(file)];
         const found: Array<Stored<T>> = [];
         for (const partition of scanned) {
           for (const id of partition.ids()) {

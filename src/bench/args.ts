@@ -87,6 +87,12 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     default: 'off',
   },
   {
+    name: 'twin-rounds',
+    value: 'N',
+    meaning: 'rounds of row and twin, alternated, for the rows a target judges (16 sessions, zero latency)',
+    default: String(D.twinRounds),
+  },
+  {
     name: 'no-sessions-table',
     meaning: 'skip the session settings table (virtual time, a few seconds)',
     default: 'off',
@@ -180,6 +186,7 @@ export function parseBenchArgs(argv: readonly string[]): {
   }
   set('orderLengthEntries', integer('order-length-entries', 1));
   set('npmStartOrders', integer('npm-start-orders', 0));
+  set('twinRounds', integer('twin-rounds', 1));
   set('only', oneOf('only', ['order-length', 'npm-start'] as const));
   if (parsed.values.has('no-naive')) options.naive = false;
   if (parsed.values.has('no-sessions-table')) options.sessionsTable = false;

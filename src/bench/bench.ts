@@ -20,6 +20,8 @@ import { formatBench } from './format';
 import { BENCH_USAGE, parseBenchArgs } from './args';
 import { sessionTable, sessionTableOptions } from './session-table';
 import { runTwin } from './twin';
+import { combineRounds, type TwinRun } from './rounds';
+import { TARGET_SESSIONS } from './targets';
 import { orderLengthTargets, runOrderLengthTable } from './order-length';
 import { npmStartTargets, runNpmStartRow } from './npm-start';
 
@@ -124,28 +126,34 @@ async function measure(
 ): Promise<BenchResult> {
   const rows: BenchRow[] = [];
   for (const setup of setups) {
-    // Each run starts on a clean heap when node runs with --expose-gc (npm run bench does).
-    globalThis.gc?.();
-    progress(`${setup.design} x${setup.concurrency} at ${setup.latencyMs} ms ...`);
-    const output =
-      setup.design === 'convoy'
-        ? await runConvoy(workload, options, setup, storeWait)
-        : await runNaive(workload, options, setup, storeWait);
-    const row = rowOf(workload, setup, output);
-    progress(`  ${Math.round(row.messagesPerSecond)} msg/s in ${fixed(row.seconds)} s`);
-    if (options.twin && setup.design === 'convoy') {
+    const withTwin = options.twin && setup.design === 'convoy';
+    // The rows a target judges run in rounds beside their twin (./rounds); the others once.
+    const judged = setup.concurrency === TARGET_SESSIONS || setup.latencyMs === 0;
+    const rounds = withTwin && judged ? options.twinRounds : 1;
+    const runs: BenchRow[] = [];
+    const twins: TwinRun[] = [];
+    for (let round = 1; round <= rounds; round += 1) {
+      // Each run starts on a clean heap when node runs with --expose-gc (npm run bench does).
       globalThis.gc?.();
-      const twin = await runTwin(workload.ledger, options, setup, storeWait);
-      row.twin = {
-        messagesPerSecond: twin.messagesPerSecond,
-        ratio: twin.messagesPerSecond > 0 ? row.messagesPerSecond / twin.messagesPerSecond : 0,
-        cpuMicrosPerMessage: twin.cpuMicrosPerMessage,
-      };
-      progress(
-        `  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s, ${fixed(twin.cpuMicrosPerMessage, 1)} µs CPU a message`,
-      );
+      const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
+      progress(`${setup.design} x${setup.concurrency} at ${setup.latencyMs} ms${of} ...`);
+      const output =
+        setup.design === 'convoy'
+          ? await runConvoy(workload, options, setup, storeWait)
+          : await runNaive(workload, options, setup, storeWait);
+      const run = rowOf(workload, setup, output);
+      runs.push(run);
+      progress(`  ${Math.round(run.messagesPerSecond)} msg/s in ${fixed(run.seconds)} s`);
+      if (withTwin) {
+        globalThis.gc?.();
+        const twin = await runTwin(workload.ledger, options, setup, storeWait);
+        twins.push(twin);
+        progress(
+          `  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s, ${fixed(twin.cpuMicrosPerMessage, 1)} µs CPU a message`,
+        );
+      }
     }
-    rows.push(row);
+    rows.push(combineRounds(runs, twins));
   }
 
   let sessions = null;

@@ -39,6 +39,8 @@ export interface BenchOptions {
   sessionsTable: boolean;
   /** Runs each convoy row with latency beside its runtime-only twin (`--no-twin`: not). */
   twin: boolean;
+  /** Rounds of row and twin for the rows a target judges (16 sessions, and zero latency); others run once. */
+  twinRounds: number;
   /** Entries per order of each row of the order-length table (./order-length); empty skips it. */
   orderLengths: number[];
   /** About how many entries each row of the order-length table runs, in orders of its length. */
@@ -69,6 +71,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   latencyClock: 'network',
   sessionsTable: true,
   twin: true,
+  twinRounds: 3,
   orderLengths: [10, 50, 200, 1000],
   orderLengthEntries: 10_000,
   npmStartOrders: 20_000,
@@ -102,6 +105,8 @@ export interface BenchRow {
     ratio: number;
     /** The twin's process CPU (all threads) per entry: the runtime's cost, which the row's CPU less this leaves the app's. */
     cpuMicrosPerMessage: number;
+    /** Each round's row msg/s over the twin's that ran right after it (./rounds); `ratio` is of the medians. */
+    rounds: number[];
   } | null;
   storeRoundTrips: {
     /** Calls the bench counted on the consumer's container; `storeCounter` is the store's own count of them. */

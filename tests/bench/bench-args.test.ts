@@ -12,9 +12,15 @@ describe('npm run bench flags', () => {
     [['--duplicate', '1e-1'], '--duplicate must be a decimal probability'],
     [['--latency-ms', '1e1'], '--latency-ms must be a decimal number'],
     [['--no-naive=yes'], '--no-naive takes no value'],
+    [['--twin-rounds', '0'], '--twin-rounds'],
   ])('%j is refused: %s', (argv, message) => {
     expect(() => parseBenchArgs(argv)).toThrow(BenchUsageError);
     expect(() => parseBenchArgs(argv)).toThrow(message);
+  });
+
+  it('--twin-rounds sets the rounds of the judged rows, 3 unless given', () => {
+    expect(parseBenchArgs(['--twin-rounds', '5']).options).toEqual({ twinRounds: 5 });
+    expect(BENCH_USAGE).toMatch(/--twin-rounds N\s+.*\(default: 3\)/);
   });
 
   it('--input=FILE style values and plain decimals work', () => {

@@ -1,0 +1,101 @@
+/** A judged row and its twin run in rounds (src/bench/rounds.ts): medians for speed, the worst for correctness. */
+import { combineRounds } from '../../src/bench/rounds';
+import type { BenchRow } from '../../src/bench/results';
+
+function run(messagesPerSecond: number, change: Partial<BenchRow> = {}): BenchRow {
+  return {
+    design: 'convoy',
+    concurrency: 16,
+    latencyMs: 2,
+    messages: 100,
+    deliveries: 105,
+    seconds: 100 / messagesPerSecond,
+    messagesPerSecond,
+    latencyMs50: messagesPerSecond,
+    latencyMs99: 2,
+    idealMessagesPerSecond: 8000,
+    efficiency: messagesPerSecond / 8000,
+    twin: null,
+    storeRoundTrips: {
+      total: 100,
+      storeCounter: 100,
+      meanMs: 2,
+      perMessage: 1,
+      firstDeliveries: 100,
+      perFirstDelivery: 1,
+      duplicates: 5,
+      perDuplicate: 0,
+    },
+    sendCalls: {
+      orderTransactions: 1,
+      ledgerMessages: 1,
+      ledgerDeliveries: 1,
+      perLedgerMessage: 1,
+      perLedgerDelivery: 1,
+      minimumPerLedgerMessage: 1,
+    },
+    orderingViolations: 0,
+    doubleEffects: 0,
+    ordersWrong: 0,
+    ordersChecked: 10,
+    cpuMicrosPerMessage: 1e6 / messagesPerSecond,
+    cpuBusy: 1,
+    lockExpired: 0,
+    hostWarnings: 0,
+    ...change,
+  };
+}
+
+describe('combineRounds', () => {
+  test('shows the median run, the twin of the medians, and each round against the twin that ran after it', () => {
+    const row = combineRounds(
+      [run(2000), run(3000), run(2500)],
+      [
+        { messagesPerSecond: 2500, cpuMicrosPerMessage: 300 },
+        { messagesPerSecond: 4000, cpuMicrosPerMessage: 250 },
+        { messagesPerSecond: 2500, cpuMicrosPerMessage: 280 },
+      ],
+    );
+    expect(row.messagesPerSecond).toBe(2500);
+    expect(row.latencyMs50).toBe(2500);
+    expect(row.cpuMicrosPerMessage).toBe(400);
+    expect(row.twin).toEqual({
+      messagesPerSecond: 2500,
+      ratio: 1,
+      cpuMicrosPerMessage: 280,
+      rounds: [0.8, 0.75, 1],
+    });
+  });
+
+  test('of an even number of runs, the lower middle one: a run that happened', () => {
+    expect(combineRounds([run(4000), run(1000), run(3000), run(2000)], []).messagesPerSecond).toBe(2000);
+  });
+
+  test('counts every correctness failure of any round, whichever run is shown', () => {
+    const row = combineRounds(
+      [
+        run(2000, { orderingViolations: 3 }),
+        run(2500),
+        run(3000, { doubleEffects: 1, ordersWrong: 2, lockExpired: 4, hostWarnings: 5 }),
+      ],
+      [],
+    );
+    expect(row).toMatchObject({
+      messagesPerSecond: 2500,
+      orderingViolations: 3,
+      doubleEffects: 1,
+      ordersWrong: 2,
+      lockExpired: 4,
+      hostWarnings: 5,
+      twin: null,
+    });
+  });
+
+  test('one run and its twin are the row as it was', () => {
+    const row = combineRounds([run(2000)], [{ messagesPerSecond: 2500, cpuMicrosPerMessage: 300 }]);
+    expect(row).toEqual({
+      ...run(2000),
+      twin: { messagesPerSecond: 2500, ratio: 0.8, cpuMicrosPerMessage: 300, rounds: [0.8] },
+    });
+  });
+});

@@ -1,49 +1,19 @@
 /** A judged row and its twin run in rounds (src/bench/rounds.ts): medians for speed, the worst for correctness. */
 import { combineRounds } from '../../src/bench/rounds';
 import type { BenchRow } from '../../src/bench/results';
+import { convoyRow } from '../support/bench-row';
 
+/** One run at this speed: its seconds, p50 and CPU per entry follow from it, so the chosen run shows. */
 function run(messagesPerSecond: number, change: Partial<BenchRow> = {}): BenchRow {
-  return {
-    design: 'convoy',
-    concurrency: 16,
-    latencyMs: 2,
-    messages: 100,
-    deliveries: 105,
+  return convoyRow({
     seconds: 100 / messagesPerSecond,
     messagesPerSecond,
     latencyMs50: messagesPerSecond,
-    latencyMs99: 2,
-    idealMessagesPerSecond: 8000,
     efficiency: messagesPerSecond / 8000,
     twin: null,
-    storeRoundTrips: {
-      total: 100,
-      storeCounter: 100,
-      meanMs: 2,
-      perMessage: 1,
-      firstDeliveries: 100,
-      perFirstDelivery: 1,
-      duplicates: 5,
-      perDuplicate: 0,
-    },
-    sendCalls: {
-      orderTransactions: 1,
-      ledgerMessages: 1,
-      ledgerDeliveries: 1,
-      perLedgerMessage: 1,
-      perLedgerDelivery: 1,
-      minimumPerLedgerMessage: 1,
-    },
-    orderingViolations: 0,
-    doubleEffects: 0,
-    ordersWrong: 0,
-    ordersChecked: 10,
     cpuMicrosPerMessage: 1e6 / messagesPerSecond,
-    cpuBusy: 1,
-    lockExpired: 0,
-    hostWarnings: 0,
     ...change,
-  };
+  });
 }
 
 describe('combineRounds', () => {

@@ -88,27 +88,11 @@ export function parseInputLine(line: string, where: string, maxMessageBytes: num
 // A byte-order mark opens many files saved on Windows; JSON allows none, so it is read past here.
 const withoutBom = (text: string): string => (text.startsWith('\ufeff') ? text.slice(1) : text);
 
-/** One ledger message a line, from the file's text. */
-export function parseInputFile(
-  text: string,
-  name: string,
-  maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
-): InputLine[] {
-  const messages: InputLine[] = [];
-  withoutBom(text)
-    .split(/\r?\n/)
-    .forEach((line, index) => {
-      const message = parseInputLine(line, `${name}:${index + 1}`, maxMessageBytes);
-      if (message !== undefined) messages.push(message);
-    });
-  return messages;
-}
-
 const READ_CHUNK_BYTES = 1 << 20;
 
 /**
  * The file's lines, read a chunk at a time so that a large input is never held whole: split as
- * `parseInputFile` splits its text (at LF, a CR before it dropped), UTF-8 decoded across chunk ends.
+ * `split(/\r?\n/)` splits a whole text (at LF, a CR before it dropped), UTF-8 decoded across chunk ends.
  */
 export function* fileLines(path: string, chunkBytes: number = READ_CHUNK_BYTES): Generator<string> {
   const refused = (error: unknown): UsageError =>
@@ -151,7 +135,7 @@ export function* fileLines(path: string, chunkBytes: number = READ_CHUNK_BYTES):
   }
 }
 
-/** The file's ledger messages, one at a time, each checked as `parseInputFile` checks it. */
+/** The file's ledger messages, one at a time, each checked by `parseInputLine`. */
 export function* readInputFile(
   path: string,
   name: string = path,
@@ -189,16 +173,6 @@ export function messageIdReuse(): (message: InputLine) => string | undefined {
       "content; the broker's duplicate detection will drop this message: give a changed batch a new messageId"
     );
   };
-}
-
-export function reusedMessageIds(messages: Iterable<InputLine>): string[] {
-  const check = messageIdReuse();
-  const warnings: string[] = [];
-  for (const message of messages) {
-    const warning = check(message);
-    if (warning !== undefined) warnings.push(warning);
-  }
-  return warnings;
 }
 
 /** What the run says before it starts: every line checked, with the warnings and counts it prints. */

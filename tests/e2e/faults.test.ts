@@ -2,8 +2,7 @@
  * docs/cli.md: with any of the faults the orders and the parked list equal those of the run without
  * them (for `reorder`, on input where no two entries compete for one slot or transactionId).
  */
-import { readFileSync } from 'node:fs';
-import { parseInputFile } from '../../src/cli/input-file';
+import { readInputFile } from '../../src/cli/input-file';
 import type { FaultSpec } from '../../src/embedded/faults';
 import type { Report } from '../../src/embedded/report';
 import { added, created, FAST, ledger, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';
@@ -87,7 +86,7 @@ describe.each(SEEDS)('generated workload, seed %i', (seed) => {
 });
 
 describe('the sample file', () => {
-  const inputs = parseInputFile(readFileSync(SAMPLE_PATH, 'utf8'), SAMPLE_PATH);
+  const inputs = [...readInputFile(SAMPLE_PATH)];
 
   it.each(SEEDS)(
     'seed %i, duplicate, crashAfterCommit and transient on: same orders and parked list',

@@ -5,11 +5,11 @@
  * 90-second outages and the handlers' backoff take milliseconds.
  */
 import { readFileSync } from 'node:fs';
-import { parseInputFile } from '../../src/cli/input-file';
+import { readInputFile } from '../../src/cli/input-file';
 import type { FaultSpec } from '../../src/embedded/faults';
 import { FAST, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';
 
-const inputs = parseInputFile(readFileSync(SAMPLE_PATH, 'utf8'), SAMPLE_PATH);
+const inputs = [...readInputFile(SAMPLE_PATH)];
 const CATALOG = JSON.parse(
   readFileSync(SAMPLE_PATH.replace('ledger.ndjson', 'catalog.json'), 'utf8'),
 ) as Record<string, number>;

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { estimateMessageBytes, MAX_SERVICE_BUS_ID_LENGTH } from '../embedded/broker/broker';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
+import { entriesOf } from '../embedded/account';
 import { UsageError } from './flags';
 
 export interface InputLine {
@@ -14,19 +15,12 @@ export interface InputLine {
   body: unknown;
 }
 
-/** The entries a ledger message carries, as the app will read its body (JSON text included); 0 when none. */
+/**
+ * The entries a ledger message carries, counted as the report's account counts them (the progress
+ * line's total is that account's `entries`); 0 when none.
+ */
 export function entryCount(body: unknown): number {
-  let value = body;
-  if (typeof body === 'string') {
-    try {
-      value = JSON.parse(body) as unknown;
-    } catch {
-      return 0;
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 0;
-  const entries = (value as { entries?: unknown }).entries;
-  return Array.isArray(entries) ? entries.length : 0;
+  return entriesOf(body)?.length ?? 0;
 }
 
 /**

@@ -91,8 +91,11 @@ export function ordersWithEffectsPending(orders: Iterable<OrderDocument>): Set<s
   return pending;
 }
 
-/** The entries array of a ledger body, read as the ledger processor reads it (JSON text too). */
-function entriesOf(body: unknown): unknown[] | undefined {
+/**
+ * The entries array of a ledger body, read as the ledger processor reads it (JSON text too), and,
+ * past a byte-order mark it would park the message for, the entries the account then counts parked.
+ */
+export function entriesOf(body: unknown): unknown[] | undefined {
   let value = body;
   if (typeof body === 'string') {
     try {

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileLines, readInputFile, surveyInputFile } from '../../src/cli/input-file';
+import { entryCount, fileLines, readInputFile, surveyInputFile } from '../../src/cli/input-file';
 import { UsageError } from '../../src/cli/flags';
 
 let dir: string;
@@ -90,5 +90,15 @@ describe('readInputFile and surveyInputFile', () => {
     expect(() => surveyInputFile(path, 'in.ndjson')).toThrow(new UsageError('in.ndjson:2: body is missing'));
     const tooLong = fileOf(line('x'.repeat(129), {}));
     expect(() => surveyInputFile(tooLong, 'in.ndjson')).toThrow(/^in\.ndjson:1: messageId is 129 characters/);
+  });
+});
+
+describe('entryCount', () => {
+  test('counts the entries as the ledger processor reads the body: JSON text with a byte-order mark, own fields only', () => {
+    expect(entryCount({ entries: [1, 2] })).toBe(2);
+    expect(entryCount('\ufeff{"entries": [1, 2, 3]}')).toBe(3);
+    expect(entryCount(Object.create({ entries: [1] }) as unknown)).toBe(0);
+    expect(entryCount('not json')).toBe(0);
+    expect(entryCount([1, 2])).toBe(0);
   });
 });

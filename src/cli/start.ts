@@ -40,7 +40,7 @@ export const START_RETENTION = {
   // orders whose entries are in flight in a burst of 8 sessions many times over.
   orderCacheCapacity: 1000,
   // The store's documents are most of what a run holds: 20,000 orders x 10 entries keep some 89 MB
-  // of JSON text. In a file of a temp dir (removed at the end) the heap keeps ~190 B a document.
+  // of JSON text. In a file of a temp dir (removed at the end); the index of it is off the heap too.
   documentsOnDisk: true,
 } as const satisfies EmbeddedAppOptions;
 

@@ -207,7 +207,7 @@ describe('embedded store, texts in a file', () => {
   });
 
   test.each([10, 33, 100])(
-    'a partition of %i documents (a scan finds up to 32, a Map beyond): deletes fill their row with the last, every survivor reads back',
+    'a partition of %i documents: deletes at its head, middle and tail leave every survivor readable and listed',
     async (count) => {
       const orders = fileStore().container('orders', '/orderId');
       const alive = new Map<string, number>();
@@ -237,4 +237,95 @@ describe('embedded store, texts in a file', () => {
       expect(listed.map(({ document }) => document.id).sort()).toEqual([...alive.keys()].sort());
     },
   );
+
+  test('1,000 partitions of one container: each reads, lists and queries only its own documents, after growth and deletes', async () => {
+    const orders = fileStore().container('orders', '/orderId');
+    const partitions = 1000;
+    for (let n = 0; n < partitions; n += 1) {
+      const orderId = `O-${n}`;
+      expect((await orders.create({ id: orderId, orderId, n })).status).toBe(201);
+      expect((await orders.create({ id: `${orderId}-T1`, orderId, n })).status).toBe(201);
+      // The same id in every partition: a document per partition, not one for the container.
+      expect((await orders.create({ id: 'marker', orderId, n })).status).toBe(201);
+      if (n % 2 === 0) expect((await orders.delete(orderId, `${orderId}-T1`)).status).toBe(204);
+    }
+    const wrong: number[] = [];
+    for (let n = 0; n < partitions; n += 1) {
+      const listed = await orders.query<{ id: string; n: number }>({ partitionKey: `O-${n}` });
+      const ids = listed.map(({ document }) => document.id).sort();
+      const expected = (n % 2 === 0 ? [`O-${n}`, 'marker'] : [`O-${n}`, `O-${n}-T1`, 'marker']).sort();
+      const marker = await orders.read<{ id: string; n: number }>(`O-${n}`, 'marker');
+      if (
+        ids.join() !== expected.join() ||
+        listed.some(({ document }) => document.n !== n) ||
+        marker?.document.n !== n
+      ) {
+        wrong.push(n);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(await orders.query({})).toHaveLength(partitions * 2 + partitions / 2);
+    expect(await orders.query({ where: { n: 7 } })).toHaveLength(3);
+    await expect(orders.query({ partitionKey: 'O-none' })).resolves.toEqual([]);
+    await expect(orders.read('O-none', 'marker')).resolves.toBeUndefined();
+  });
+
+  test('ids and partition keys that look alike, are multi-byte or name Object.prototype are documents of their own', async () => {
+    const orders = fileStore().container('orders', '/orderId');
+    const ids = [
+      '__proto__',
+      'constructor',
+      'toString',
+      'a',
+      'A',
+      'a ',
+      'é',
+      'e\u0301',
+      '日本',
+      '日本語',
+      '😀',
+      '\ud83d',
+    ];
+    const keys = ['__proto__', 'hasOwnProperty', 'k', 'K', 'ключ', '🔑'];
+    for (const orderId of keys) {
+      for (const id of ids)
+        expect((await orders.create({ id, orderId, pair: `${orderId}|${id}` })).status).toBe(201);
+    }
+    for (const orderId of keys) {
+      for (const id of ids) {
+        await expect(orders.read(orderId, id)).resolves.toMatchObject({
+          document: { id, orderId, pair: `${orderId}|${id}` },
+        });
+        expect((await orders.create({ id, orderId })).status).toBe(409);
+      }
+      const listed = await orders.query<{ id: string }>({ partitionKey: orderId });
+      expect(listed.map(({ document }) => document.id).sort()).toEqual([...ids].sort());
+    }
+    expect(await orders.query({ partitionKey: 'KEY' })).toEqual([]);
+    await expect(orders.read('k', 'À')).resolves.toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('pair');
+  });
+
+  test('an expired document is gone from reads, lists and queries; its neighbours in the partition stay', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    const orders = fileStore({ now: () => clock }).container('inbox', '/orderId', { defaultTtlSeconds: -1 });
+    await orders.create({ id: 'keeps', orderId: 'o1' });
+    await orders.create({ id: 'short', orderId: 'o1', ttl: 60 });
+    await orders.create({ id: 'long', orderId: 'o1', ttl: 600 });
+    await orders.create({ id: 'other', orderId: 'o2', ttl: 60 });
+    clock += 61_000;
+    const listed = await orders.query<{ id: string }>({});
+    expect(listed.map(({ document }) => document.id).sort()).toEqual(['keeps', 'long']);
+    await expect(orders.read('o1', 'short')).resolves.toBeUndefined();
+    expect((await orders.create({ id: 'short', orderId: 'o1' })).status).toBe(201);
+    clock += 600_000;
+    const left = await orders.query<{ id: string; ttl?: number }>({ partitionKey: 'o1' });
+    expect(left.map(({ document }) => [document.id, document.ttl])).toEqual(
+      expect.arrayContaining([
+        ['keeps', undefined],
+        ['short', undefined],
+      ]),
+    );
+    expect(left).toHaveLength(2);
+  });
 });

@@ -56,7 +56,7 @@ import {
   withText,
 } from './stored-records';
 import { TextFile } from './text-file';
-import { newPartition, stagedOver, type Partition } from './partitions';
+import { newPartitionSet, stagedOver, type Partition } from './partitions';
 import { ownValue } from '../../domain/records';
 import { checkQueriedFields } from '../indexing-policy';
 
@@ -148,7 +148,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     queriedFields: readonly string[] | undefined,
   ): DocumentContainer {
     const keyField = partitionKeyField(partitionKeyPath);
-    const partitions = new Map<string, Partition>();
+    const partitions = newPartitionSet(file);
 
     const expired = (record: StoredRecord): boolean => {
       if (defaultTtlSeconds === null) return false;
@@ -164,14 +164,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       return undefined;
     };
 
-    const partitionOf = (partitionKey: string): Partition => {
-      let partition = partitions.get(partitionKey);
-      if (partition === undefined) {
-        partition = newPartition(file);
-        partitions.set(partitionKey, partition);
-      }
-      return partition;
-    };
+    const partitionOf = (partitionKey: string): Partition => partitions.of(partitionKey);
 
     const matches = (record: StoredRecord, ifMatch: string | undefined): boolean =>
       ifMatch === undefined || hasEtag(record, ifMatch);
@@ -324,8 +317,8 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
           ([field, value]) => [checkFieldName(field), value] as const,
         );
         const only = spec.partitionKey === undefined ? undefined : checkPartitionKey(spec.partitionKey);
-        const scanned =
-          only === undefined ? [...partitions.values()] : [partitions.get(only) ?? newPartition(file)];
+        const one = only === undefined ? undefined : partitions.get(only);
+        const scanned = only === undefined ? partitions.all() : one === undefined ? [] : [one];
         const found: Array<Stored<T>> = [];
         for (const partition of scanned) {
           for (const id of partition.ids()) {

@@ -237,15 +237,10 @@ export class BrokerCore {
   accept(queue: QueueState, message: BrokerOutgoingMessage, body: HeldBody, at: number): void {
     if (queue.settings.duplicateDetection) {
       const windowStart = at - queue.settings.duplicateDetectionWindowMs;
-      for (const [id, seenAt] of queue.seenMessageIds) {
-        if (seenAt > windowStart) break;
-        queue.seenMessageIds.delete(id);
-      }
-      if (queue.seenMessageIds.has(message.messageId)) {
+      if (queue.duplicateHistory.seenElseRemember(message.messageId, at, windowStart)) {
         queue.stats.duplicatesDetected += 1;
         return;
       }
-      queue.seenMessageIds.set(message.messageId, at);
     }
     queue.nextSequenceNumber += 1;
     const stored: StoredMessage = {

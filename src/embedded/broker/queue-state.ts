@@ -4,6 +4,7 @@
  * and which comes next in acceptance order.
  */
 import type { HeldBody } from './clone-body';
+import { DuplicateHistory } from './duplicate-history';
 import { offerPrecedes, popOffer, pushOffer, type SessionOffer } from './session-offers';
 import type { BrokerDeadLetter, BrokerMessageFields, QueueOptions, QueueSettings, QueueStats } from './types';
 
@@ -60,8 +61,8 @@ export interface QueueState {
   /** Acceptance order survives a session emptying, for fairness when it fills again. */
   readonly lastAccepted: Map<string, number>;
   readonly deadLetters: BrokerDeadLetter[];
-  /** messageId → first accepted at; insertion order is time order, so pruning stops early. */
-  readonly seenMessageIds: Map<string, number>;
+  /** The messageIds accepted within the duplicate-detection window (./duplicate-history.ts). */
+  readonly duplicateHistory: DuplicateHistory;
   /** Messages available or locked. */
   activeCount: number;
   readonly stats: QueueStats;
@@ -100,7 +101,7 @@ export function createQueueState(name: string, settings: QueueSettings): QueueSt
     offers: [],
     lastAccepted: new Map(),
     deadLetters: [],
-    seenMessageIds: new Map(),
+    duplicateHistory: new DuplicateHistory(),
     activeCount: 0,
     stats: emptyStats(),
   };

@@ -17,9 +17,15 @@ export function hasOwnKey(record: Readonly<OwnRecord<unknown>>, key: string): bo
   return Object.hasOwn(record, key);
 }
 
-/** Sets an own property, `__proto__` included, as JSON.parse would have. */
+/**
+ * Sets an own property, `__proto__` included, as JSON.parse would have. Only `__proto__` needs
+ * defining: on a plain record every other key's assignment makes the same own data property, at a
+ * tenth of defineProperty's cost (it is on the path of every message's application properties).
+ */
 export function setOwn<T>(record: OwnRecord<T>, key: string, value: NoInfer<T>): void {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  else record[key] = value;
 }
 
 /** A copy of the record with `key` set (own properties only, `__proto__` kept as data). */

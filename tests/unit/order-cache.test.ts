@@ -64,6 +64,24 @@ describe('the order cache', () => {
     expect(cache.get('O-4')).toBeDefined();
   });
 
+  it('counts every get as a use, of the order used last too, and after a delete', () => {
+    const cache = createOrderCache(2);
+    cache.set('O-1', header('O-1'));
+    cache.set('O-2', header('O-2'));
+    cache.get('O-1');
+    cache.get('O-1');
+    cache.get('O-2');
+    cache.set('O-3', header('O-3'));
+    expect(cache.get('O-1')).toBeUndefined();
+    expect(cache.get('O-2')).toBeDefined();
+    cache.delete('O-3');
+    cache.set('O-3', header('O-3'));
+    cache.get('O-2');
+    cache.set('O-4', header('O-4'));
+    expect(cache.get('O-3')).toBeUndefined();
+    expect(cache.get('O-2')).toBeDefined();
+  });
+
   it('holds 10,000 orders by default', () => {
     const cache = createOrderCache();
     for (let i = 0; i <= 10_000; i++) cache.set(`O-${i}`, header(`O-${i}`));

@@ -146,7 +146,7 @@ async function measure(
       progress(`  ${Math.round(run.messagesPerSecond)} msg/s in ${fixed(run.seconds)} s`);
       if (withTwin) {
         globalThis.gc?.();
-        const twin = await runTwin(workload.ledger, options, setup, storeWait);
+        const twin = await runTwin(workload, options, setup, storeWait);
         twins.push(twin);
         progress(
           `  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s, ${fixed(twin.cpuMicrosPerMessage, 1)} µs CPU a message`,

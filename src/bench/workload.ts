@@ -41,15 +41,6 @@ export interface BenchWorkload {
   minimumSendCalls: number;
 }
 
-/** The transactionId at an order's sequence number, if the workload has one. */
-export function transactionAt(
-  workload: BenchWorkload,
-  orderId: string,
-  sequence: number,
-): string | undefined {
-  return workload.transactionIds.get(orderId)?.[sequence - 1];
-}
-
 function orderEntries(orderId: string, k: number, int: (min: number, max: number) => number): Entry[] {
   const tx = (sequence: number): string => `${orderId}-T${sequence}`;
   const entries: Entry[] = [

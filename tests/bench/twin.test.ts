@@ -12,7 +12,7 @@ describe('the runtime-only twin', () => {
       seed: 3,
     });
     const twin = await runTwin(
-      workload.ledger,
+      workload,
       { ...BENCH_DEFAULTS, seed: 3, duplicate: 0.3 },
       { design: 'convoy', concurrency: 4, latencyMs: 0 },
       undefined,

@@ -208,6 +208,7 @@ describe('the outbox, by key', () => {
       parks: [],
       startFulfillment: start('O-2'),
     });
+    expect(outboxAfter(null, { parks: [], startFulfillment: null })).toBeNull();
     expect(outboxAfter(null, { parks: [park('M-1', 'T-1')], startFulfillment: null })).toEqual({
       parks: [park('M-1', 'T-1')],
       startFulfillment: null,

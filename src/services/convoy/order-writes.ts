@@ -99,6 +99,8 @@ export async function knownRecords(
   transactionIds: readonly string[],
 ): Promise<KnownRecords> {
   const known = new Map<string, TransactionRecord>();
+  // Most decisions need none (an entry that amends nothing): no promises for them.
+  if (transactionIds.length === 0) return known;
   await Promise.all(
     transactionIds.map(async (transactionId) => {
       const stored =

@@ -21,6 +21,7 @@ import { ownValue } from '../domain/records';
 import { parkIdFor } from '../services/convoy/parking';
 import type { TransactionRecord } from '../domain/order';
 import type { OrderDocument } from '../services/order-documents';
+import { KeyTable } from '../adapters/embedded/key-table';
 
 export interface EntryAccount {
   entries: number;
@@ -133,6 +134,23 @@ async function outcomeOfValid(
  */
 const digestKey = (digest: string): string => Buffer.from(digest, 'hex').toString('latin1');
 
+/**
+ * The digests of the valid entries seen so far, off the JavaScript heap (a key table compares every
+ * byte: two digests are one only when equal). As strings in a Set they were some 90 bytes an entry
+ * of heap at the end of a 200,000-entry `npm start`, where V8 grows the heap by half again.
+ */
+class SeenDigests {
+  private readonly table = new KeyTable();
+
+  has(key: string): boolean {
+    return this.table.find(0, key) !== -1;
+  }
+
+  add(key: string): void {
+    if (!this.has(key)) this.table.add(0, key);
+  }
+}
+
 export async function buildAccount(sources: AccountSources): Promise<AccountResult> {
   const account: EntryAccount = {
     entries: 0,
@@ -142,7 +160,7 @@ export async function buildAccount(sources: AccountSources): Promise<AccountResu
     buffered: 0,
     deadLettered: 0,
   };
-  const seenDigests = new Set<string>();
+  const seenDigests = new SeenDigests();
   const seenInvalid = new Set<string>();
   const seenLedgerIds = new Set<string>();
   let ledgerMessages = 0;

@@ -36,40 +36,60 @@ export function checkedContainer(
       },
     });
   };
+  // Not async methods: each layer would add a promise and three turns of the microtask queue to
+  // every call (two such layers wrap the consumer's container). A refused check still rejects.
+  const guarded = <T>(refusal: () => void, call: () => Promise<T>): Promise<T> => {
+    try {
+      refusal();
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return call();
+  };
   return {
     name: container.name,
     partitionKeyPath: container.partitionKeyPath,
-    async create(document) {
-      check('create', partitionOf(document), () => document.id);
-      return container.create(document);
-    },
-    async read(partitionKey, id) {
-      check('read', partitionKey, () => id);
-      return container.read(partitionKey, id);
-    },
-    async replace(document, options) {
-      check('replace', partitionOf(document), () => document.id);
-      return container.replace(document, options);
-    },
-    async upsert(document, options) {
-      check('upsert', partitionOf(document), () => document.id);
-      return container.upsert(document, options);
-    },
-    async delete(partitionKey, id, options) {
-      check('delete', partitionKey, () => id);
-      return container.delete(partitionKey, id, options);
-    },
-    async batch(partitionKey, operations) {
-      check('batch', partitionKey, () =>
-        operations
-          .map((operation) => `${operation.op}:${'id' in operation ? operation.id : operation.document.id}`)
-          .join(','),
-      );
-      return container.batch(partitionKey, operations);
-    },
-    async query(spec) {
-      check('query', spec.partitionKey, () => JSON.stringify(spec.where ?? {}));
-      return container.query(spec);
-    },
+    create: (document) =>
+      guarded(
+        () => check('create', partitionOf(document), () => document.id),
+        () => container.create(document),
+      ),
+    read: (partitionKey, id) =>
+      guarded(
+        () => check('read', partitionKey, () => id),
+        () => container.read(partitionKey, id),
+      ),
+    replace: (document, options) =>
+      guarded(
+        () => check('replace', partitionOf(document), () => document.id),
+        () => container.replace(document, options),
+      ),
+    upsert: (document, options) =>
+      guarded(
+        () => check('upsert', partitionOf(document), () => document.id),
+        () => container.upsert(document, options),
+      ),
+    delete: (partitionKey, id, options) =>
+      guarded(
+        () => check('delete', partitionKey, () => id),
+        () => container.delete(partitionKey, id, options),
+      ),
+    batch: (partitionKey, operations) =>
+      guarded(
+        () =>
+          check('batch', partitionKey, () =>
+            operations
+              .map(
+                (operation) => `${operation.op}:${'id' in operation ? operation.id : operation.document.id}`,
+              )
+              .join(','),
+          ),
+        () => container.batch(partitionKey, operations),
+      ),
+    query: (spec) =>
+      guarded(
+        () => check('query', spec.partitionKey, () => JSON.stringify(spec.where ?? {})),
+        () => container.query(spec),
+      ),
   };
 }

@@ -88,6 +88,24 @@ describe('the transient store fault', () => {
     expect(await attempts([...PARTITIONS].reverse())).toEqual(forward);
   });
 
+  it('fails a struck call by rejecting its promise, never by throwing at the call', async () => {
+    const faulty = withTransientFaults(createEmbeddedStore().container('orders', '/orderId'), 1, () => 0);
+    const calls = [
+      () => faulty.read('O-1', 'O-1'),
+      () => faulty.create({ id: 'O-1', orderId: 'O-1' }),
+      () => faulty.batch('O-1', [{ op: 'read', id: 'O-1' }]),
+      () => faulty.query({ where: { kind: 'order' } }),
+    ];
+    for (const call of calls) {
+      let pending: Promise<unknown> | undefined;
+      expect(() => {
+        pending = call();
+      }).not.toThrow();
+      await expect(pending).rejects.toThrow('injected transient fault on orders');
+    }
+    expect(faulty.injected()).toBe(calls.length);
+  });
+
   it('draws for the partition, the operation and the documents a call names', async () => {
     const calls: string[] = [];
     const faulty = withTransientFaults(createEmbeddedStore().container('orders', '/orderId'), 1, (key) => {

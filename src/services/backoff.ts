@@ -85,13 +85,16 @@ export async function rideOut<T>(
   attempt: () => Promise<T>,
   onRetry?: (notice: RetryNotice) => void,
 ): Promise<T> {
-  const delays = backoffDelays(backoff.policy);
+  // Worked out at the first failure: nearly every delivery succeeds at once.
+  let delays: number[] | undefined;
   let waitedMs = 0;
   for (let failed = 0; ; failed++) {
     try {
       return await attempt();
     } catch (error) {
-      if (failureKindOf(error) !== 'transient' || failed >= delays.length) throw error;
+      if (failureKindOf(error) !== 'transient') throw error;
+      delays ??= backoffDelays(backoff.policy);
+      if (failed >= delays.length) throw error;
       const delayMs = delays[failed];
       waitedMs += delayMs;
       onRetry?.({ error, attempt: failed + 1, delayMs, waitedMs });

@@ -328,4 +328,18 @@ describe('embedded store, texts in a file', () => {
     );
     expect(left).toHaveLength(2);
   });
+
+  test.each([
+    ['past 2106', Date.UTC(2200, 0, 1)],
+    ['before 1970', Date.UTC(1960, 0, 1)],
+  ])('a clock %s: _ts reads back as it was written, and ttl still expires', async (_, start) => {
+    let clock = start;
+    const orders = fileStore({ now: () => clock }).container('orders', '/orderId', { defaultTtlSeconds: 60 });
+    await orders.create({ id: 'a', orderId: 'o1' });
+    await expect(orders.read('o1', 'a')).resolves.toMatchObject({
+      document: { _ts: Math.floor(start / 1000) },
+    });
+    clock += 61_000;
+    await expect(orders.read('o1', 'a')).resolves.toBeUndefined();
+  });
 });

@@ -1,10 +1,11 @@
 /**
  * The broker's duplicate-detection history (src/embedded/broker/duplicate-history.ts), kept off the
  * heap: as Service Bus, exact on the MessageId (case, prefix and every code unit count) and
- * forgetting an id only once the window has passed, through a ring that grows and wraps.
+ * forgetting an id only once the window has passed, through a queue of chunks that grows and empties.
  */
 import fc from 'fast-check';
 import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
+import { AcceptanceTimes } from '../../src/embedded/broker/acceptance-times';
 import { DuplicateHistory } from '../../src/embedded/broker/duplicate-history';
 
 const LOOKALIKES = [
@@ -51,7 +52,7 @@ describe('duplicate-detection history', () => {
     });
   });
 
-  test('answers as a Map of ids to first-seen times would, through growth and wrap-around', () => {
+  test('answers as a Map of ids to first-seen times would', () => {
     const idArb = fc.string({ unit: fc.constantFrom('a', 'A', 'é', '日', '\ud83d', ':'), maxLength: 3 });
     const stepArb = fc.record({ id: idArb, wait: fc.integer({ min: 0, max: 40 }) });
     fc.assert(
@@ -90,5 +91,41 @@ describe('duplicate-detection history', () => {
     expect(history.seenElseRemember('another', 2_000_000, 2_000_000 - 1_000_000)).toBe(false);
     expect(history.size).toBe(1);
     expect(history.seenElseRemember(id(5), 2_000_000, 2_000_000 - 1_000_000)).toBe(false);
+  });
+
+  test('30,000 sends over 20,000 ids, 6,000 at a time in the window: every answer is the Map answer, across many chunks', () => {
+    const history = new DuplicateHistory();
+    const model = new Map<string, number>();
+    const wrong: number[] = [];
+    let draw = 12345;
+    for (let at = 0; at < 30_000; at += 1) {
+      draw = (Math.imul(draw, 1103515245) + 12345) >>> 0;
+      const id = `O-${draw % 20_000}-T1`;
+      const windowStart = at - 6_000;
+      for (const [seen, seenAt] of model) {
+        if (seenAt > windowStart) break;
+        model.delete(seen);
+      }
+      const expected = model.has(id);
+      if (!expected) model.set(id, at);
+      if (history.seenElseRemember(id, at, windowStart) !== expected || history.size !== model.size)
+        wrong.push(at);
+    }
+    expect(wrong).toEqual([]);
+    expect(model.size).toBeGreaterThan(4096);
+  });
+});
+
+describe('session acceptance times', () => {
+  test('look-alike session ids keep their own time; a later acceptance replaces a session’s', () => {
+    const times = new AcceptanceTimes();
+    LOOKALIKES.forEach((sessionId, index) => times.set(sessionId, index + 1));
+    expect(LOOKALIKES.map((sessionId) => times.get(sessionId))).toEqual(
+      LOOKALIKES.map((_, index) => index + 1),
+    );
+    times.set('O-1-T1:ab', 100);
+    expect(times.get('O-1-T1:ab')).toBe(100);
+    expect(times.get('O-1-T1:AB')).toBe(5);
+    expect(times.get('never')).toBeUndefined();
   });
 });

@@ -4,7 +4,7 @@
  * the same as a Map of the keys through growth, removals, reused rows and a compacted arena.
  */
 import fc from 'fast-check';
-import { KeyTable } from '../../src/adapters/embedded/key-table';
+import { KeyTable, MAX_KEY_UNITS } from '../../src/adapters/embedded/key-table';
 
 /** Keys that a hash or an encoding could take for one another. */
 const LOOKALIKES = [
@@ -106,5 +106,18 @@ describe('key table', () => {
         for (const [name, row] of model) expect(`${table.groupOf(row)}/${table.keyOf(row)}`).toBe(name);
       }),
     );
+  });
+
+  test('a key of the longest length, two bytes a unit, is held whole; a longer one is refused, naming its length', () => {
+    const table = new KeyTable();
+    const small = table.add(0, 'small');
+    const longest = '日'.repeat(MAX_KEY_UNITS);
+    const row = table.add(0, longest);
+    const after = table.add(0, 'after');
+    expect(table.keyOf(row)).toBe(longest);
+    expect(table.find(0, longest)).toBe(row);
+    expect(table.find(0, longest.slice(1))).toBe(-1);
+    expect([table.keyOf(small), table.keyOf(after)]).toEqual(['small', 'after']);
+    expect(() => table.add(0, 'x'.repeat(MAX_KEY_UNITS + 1))).toThrow(/65536 characters/);
   });
 });

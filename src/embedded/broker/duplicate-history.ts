@@ -8,19 +8,25 @@
  * (case included); only the time window forgets an id.
  *
  * Held off the JavaScript heap: the ids in a key table (src/adapters/embedded/key-table.ts, exact on
- * every code unit: its hash only picks a chain), and a ring of their rows and accept times in the
+ * every code unit: its hash only picks a chain), and a queue of their rows and accept times in the
  * order they came, which is time order, so forgetting what left the window looks only at its oldest
  * end. A Map of id strings to times held about 85 bytes per id, some 17 MB of the heap on a
  * 20,000-order `npm start` run, where nothing leaves the Bicep's one-hour window.
  */
-import { KeyTable, grownFloat64, grownInt32 } from '../../adapters/embedded/key-table';
+import { CHUNK_ROWS } from '../../adapters/embedded/columns';
+import { KeyTable } from '../../adapters/embedded/key-table';
 
 export class DuplicateHistory {
   private readonly ids = new KeyTable();
-  /** A ring, oldest first from `head`: each id's row in `ids`, and when it was accepted. */
-  private rows = new Int32Array(16);
-  private times = new Float64Array(16);
+  /**
+   * Oldest first: each id's row in `ids`, and when it was accepted, in chunks of CHUNK_ROWS; the
+   * oldest chunk goes once every id in it is forgotten, a new one comes when the newest is full.
+   */
+  private readonly rows: Int32Array[] = [];
+  private readonly times: Float64Array[] = [];
+  /** Where the oldest id is in the first chunk, and where the next goes in the last. */
   private head = 0;
+  private tail = CHUNK_ROWS;
   private count = 0;
 
   /** Ids remembered. */
@@ -35,34 +41,35 @@ export class DuplicateHistory {
   seenElseRemember(messageId: string, at: number, windowStart: number): boolean {
     this.forgetUpTo(windowStart);
     if (this.ids.find(0, messageId) !== -1) return true;
-    if (this.count === this.rows.length) this.grow();
-    const slot = (this.head + this.count) & (this.rows.length - 1);
-    this.rows[slot] = this.ids.add(0, messageId);
-    this.times[slot] = at;
+    if (this.tail === CHUNK_ROWS) {
+      this.rows.push(new Int32Array(CHUNK_ROWS));
+      this.times.push(new Float64Array(CHUNK_ROWS));
+      this.tail = 0;
+    }
+    const last = this.rows.length - 1;
+    this.rows[last][this.tail] = this.ids.add(0, messageId);
+    this.times[last][this.tail] = at;
+    this.tail += 1;
     this.count += 1;
     return false;
   }
 
   private forgetUpTo(windowStart: number): void {
-    const mask = this.rows.length - 1;
-    while (this.count > 0 && this.times[this.head] <= windowStart) {
-      this.ids.remove(this.rows[this.head]);
-      this.head = (this.head + 1) & mask;
+    while (this.count > 0 && this.times[0][this.head] <= windowStart) {
+      this.ids.remove(this.rows[0][this.head]);
+      this.head += 1;
       this.count -= 1;
+      if (this.count === 0) {
+        // Nothing left: the chunks go, the next id starts a new one.
+        this.rows.length = 0;
+        this.times.length = 0;
+        this.head = 0;
+        this.tail = CHUNK_ROWS;
+      } else if (this.head === CHUNK_ROWS) {
+        this.rows.shift();
+        this.times.shift();
+        this.head = 0;
+      }
     }
-  }
-
-  /** Twice the room, the ring unrolled so that its oldest id is first. */
-  private grow(): void {
-    const length = this.rows.length;
-    const rows = grownInt32(this.rows, length * 2);
-    const times = grownFloat64(this.times, length * 2);
-    rows.set(this.rows.subarray(this.head), 0);
-    rows.set(this.rows.subarray(0, this.head), length - this.head);
-    times.set(this.times.subarray(this.head), 0);
-    times.set(this.times.subarray(0, this.head), length - this.head);
-    this.rows = rows;
-    this.times = times;
-    this.head = 0;
   }
 }

@@ -4,6 +4,7 @@
  * and which comes next in acceptance order.
  */
 import type { HeldBody } from './clone-body';
+import { AcceptanceTimes } from './acceptance-times';
 import { DuplicateHistory } from './duplicate-history';
 import { offerPrecedes, popOffer, pushOffer, type SessionOffer } from './session-offers';
 import type { BrokerDeadLetter, BrokerMessageFields, QueueOptions, QueueSettings, QueueStats } from './types';
@@ -59,7 +60,7 @@ export interface QueueState {
    */
   readonly offers: SessionOffer<SessionState>[];
   /** Acceptance order survives a session emptying, for fairness when it fills again. */
-  readonly lastAccepted: Map<string, number>;
+  readonly lastAccepted: AcceptanceTimes;
   readonly deadLetters: BrokerDeadLetter[];
   /** The messageIds accepted within the duplicate-detection window (./duplicate-history.ts). */
   readonly duplicateHistory: DuplicateHistory;
@@ -99,7 +100,7 @@ export function createQueueState(name: string, settings: QueueSettings): QueueSt
     messages: [],
     sessions: new Map(),
     offers: [],
-    lastAccepted: new Map(),
+    lastAccepted: new AcceptanceTimes(),
     deadLetters: [],
     duplicateHistory: new DuplicateHistory(),
     activeCount: 0,

@@ -2,19 +2,38 @@
  * A document container whose every call is checked before it reaches the container: the seeded
  * faults and the outages throw from `before` to make the call fail as the store would.
  */
-import type { Document, DocumentContainer } from '../services/ports';
+import type { BatchOperation, Document, DocumentContainer, QuerySpec } from '../services/ports';
 
 export type ContainerOperation = Exclude<keyof DocumentContainer, 'name' | 'partitionKeyPath'>;
 
+/** What a call names, as it was called: an id, a document, a batch's operations or a query. */
+export type CallSubject = string | Document | readonly BatchOperation[] | QuerySpec;
+
 /**
  * What one call is for, from its arguments alone: the partition it reaches (`undefined` for a
- * cross-partition query) and the documents it names, so that a fault can be drawn for the call
- * itself rather than for its place among the calls of every partition.
+ * cross-partition query) and the documents it names (`targetOf`), so that a fault can be drawn for
+ * the call itself rather than for its place among the calls of every partition.
  */
 export interface ContainerCall {
   operation: ContainerOperation;
   partitionKey: string | undefined;
-  target: string;
+  subject: CallSubject;
+}
+
+/**
+ * The documents a call names, as text: written only when a check asks (most runs inject no store
+ * fault, and a batch's is a string of all its operations).
+ */
+export function targetOf(call: ContainerCall): string {
+  const { operation, subject } = call;
+  if (typeof subject === 'string') return subject;
+  if (operation === 'batch') {
+    return (subject as readonly BatchOperation[])
+      .map((each) => `${each.op}:${'id' in each ? each.id : each.document.id}`)
+      .join(',');
+  }
+  if (operation === 'query') return JSON.stringify((subject as QuerySpec).where ?? {});
+  return (subject as Document).id;
 }
 
 export function checkedContainer(
@@ -24,72 +43,53 @@ export function checkedContainer(
   const field = container.partitionKeyPath.slice(1);
   const partitionOf = (document: Document): unknown =>
     Object.hasOwn(document, field) ? document[field] : undefined;
-  // The target is written only when a check reads it: most runs inject no store fault, and a
-  // batch's target is a string of all its operations, made for every batch.
-  const check = (operation: ContainerOperation, partitionKey: unknown, target: () => string): void => {
-    const key = partitionKey === undefined ? undefined : String(partitionKey);
-    before(operation, {
-      operation,
-      partitionKey: key,
-      get target() {
-        return target();
-      },
-    });
-  };
-  // Not async methods: each layer would add a promise and three turns of the microtask queue to
-  // every call (two such layers wrap the consumer's container). A refused check still rejects.
-  const guarded = <T>(refusal: () => void, call: () => Promise<T>): Promise<T> => {
+  /** Undefined when the call may go on; else the refusal, for the call to reject with. */
+  const refusal = (operation: ContainerOperation, partitionKey: unknown, subject: CallSubject): unknown => {
     try {
-      refusal();
+      const key = partitionKey === undefined ? undefined : String(partitionKey);
+      before(operation, { operation, partitionKey: key, subject });
+      return undefined;
     } catch (error) {
-      return Promise.reject(error as Error);
+      return error ?? new Error(`${operation} refused`);
     }
-    return call();
   };
+  // Plain methods, not async ones, and no closure per call: each of the two layers round the
+  // consumer's store would add a promise and three turns of the microtask queue to every call.
+  // A refused call still rejects, and never throws at the call.
   return {
     name: container.name,
     partitionKeyPath: container.partitionKeyPath,
-    create: (document) =>
-      guarded(
-        () => check('create', partitionOf(document), () => document.id),
-        () => container.create(document),
-      ),
-    read: (partitionKey, id) =>
-      guarded(
-        () => check('read', partitionKey, () => id),
-        () => container.read(partitionKey, id),
-      ),
-    replace: (document, options) =>
-      guarded(
-        () => check('replace', partitionOf(document), () => document.id),
-        () => container.replace(document, options),
-      ),
-    upsert: (document, options) =>
-      guarded(
-        () => check('upsert', partitionOf(document), () => document.id),
-        () => container.upsert(document, options),
-      ),
-    delete: (partitionKey, id, options) =>
-      guarded(
-        () => check('delete', partitionKey, () => id),
-        () => container.delete(partitionKey, id, options),
-      ),
-    batch: (partitionKey, operations) =>
-      guarded(
-        () =>
-          check('batch', partitionKey, () =>
-            operations
-              .map(
-                (operation) => `${operation.op}:${'id' in operation ? operation.id : operation.document.id}`,
-              )
-              .join(','),
-          ),
-        () => container.batch(partitionKey, operations),
-      ),
-    query: (spec) =>
-      guarded(
-        () => check('query', spec.partitionKey, () => JSON.stringify(spec.where ?? {})),
-        () => container.query(spec),
-      ),
+    create(document) {
+      const refused = refusal('create', partitionOf(document), document);
+      return refused === undefined ? container.create(document) : Promise.reject(refused as Error);
+    },
+    read(partitionKey, id) {
+      const refused = refusal('read', partitionKey, id);
+      return refused === undefined ? container.read(partitionKey, id) : Promise.reject(refused as Error);
+    },
+    replace(document, options) {
+      const refused = refusal('replace', partitionOf(document), document);
+      return refused === undefined ? container.replace(document, options) : Promise.reject(refused as Error);
+    },
+    upsert(document, options) {
+      const refused = refusal('upsert', partitionOf(document), document);
+      return refused === undefined ? container.upsert(document, options) : Promise.reject(refused as Error);
+    },
+    delete(partitionKey, id, options) {
+      const refused = refusal('delete', partitionKey, id);
+      return refused === undefined
+        ? container.delete(partitionKey, id, options)
+        : Promise.reject(refused as Error);
+    },
+    batch(partitionKey, operations) {
+      const refused = refusal('batch', partitionKey, operations);
+      return refused === undefined
+        ? container.batch(partitionKey, operations)
+        : Promise.reject(refused as Error);
+    },
+    query(spec) {
+      const refused = refusal('query', spec.partitionKey, spec);
+      return refused === undefined ? container.query(spec) : Promise.reject(refused as Error);
+    },
   };
 }

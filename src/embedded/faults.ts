@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { TransientError } from '../domain/errors';
 import type { DocumentContainer, MessageSender, OutgoingMessage } from '../services/ports';
-import { checkedContainer, type ContainerCall } from './checked-container';
+import { checkedContainer, targetOf, type ContainerCall } from './checked-container';
 
 export const FAULT_NAMES = [
   'duplicate',
@@ -110,7 +110,7 @@ export function withTransientFaults(
     const counted = `${container.name}\u0000${call.partitionKey ?? '*'}\u0000${operation}`;
     const attempt = (attempts.get(counted) ?? 0) + 1;
     attempts.set(counted, attempt);
-    if (draw(`${counted}\u0000${call.target}\u0000${attempt}`) < probability) {
+    if (draw(`${counted}\u0000${targetOf(call)}\u0000${attempt}`) < probability) {
       injected += 1;
       throw new TransientError(
         'store-throttled',

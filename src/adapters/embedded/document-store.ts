@@ -281,10 +281,14 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         const prepared = operations.map((operation) => prepareOperation(operation, keyField));
         await roundTrip(name);
         checkOpen();
-        checkBatch(partitionKey, prepared.map(viewOf), keyField);
-        checkBatchBytes(
-          prepared.flatMap((operation) => ('document' in operation ? [operation.document.text] : [])),
-        );
+        const views: BatchOperation[] = [];
+        const texts: string[] = [];
+        for (const operation of prepared) {
+          views.push(viewOf(operation));
+          if ('document' in operation) texts.push(operation.document.text);
+        }
+        checkBatch(partitionKey, views, keyField);
+        checkBatchBytes(texts);
         const staged = stagedOver(partitionOf(partitionKey));
         const outcomes: Outcome[] = [];
         for (const operation of prepared) {

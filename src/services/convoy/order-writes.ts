@@ -34,16 +34,24 @@ export async function writeChange(
   writes: RecordWrites,
 ): Promise<BatchOutcome> {
   const orderId = document.orderId;
-  const records = [...(writes.created === null ? [] : [writes.created]), ...writes.changed].map((record) =>
-    transactionDocument(orderId, record),
-  );
-  const operations: BatchOperation[] = records.map((record, index) => {
-    if (index === 0 && writes.created !== null) return { op: 'create', document: record };
+  // One pass, no intermediate arrays: this runs for every entry.
+  const records: TransactionDocument[] = [];
+  const operations: BatchOperation[] = [];
+  if (writes.created !== null) {
+    const record = transactionDocument(orderId, writes.created);
+    records.push(record);
+    operations.push({ op: 'create', document: record });
+  }
+  for (const changed of writes.changed) {
+    const record = transactionDocument(orderId, changed);
+    records.push(record);
     const etag = deps.cache.record(orderId, record.transactionId)?.etag;
-    return etag === undefined
-      ? { op: 'replace', document: record }
-      : { op: 'replace', document: record, ifMatch: etag };
-  });
+    operations.push(
+      etag === undefined
+        ? { op: 'replace', document: record }
+        : { op: 'replace', document: record, ifMatch: etag },
+    );
+  }
   operations.push(
     current === undefined ? { op: 'create', document } : { op: 'replace', document, ifMatch: current.etag },
   );
@@ -57,10 +65,10 @@ export async function writeChange(
       );
     }
     deps.cache.set(orderId, { document, etag: headerResult.etag });
-    records.forEach((record, index) => {
+    for (let index = 0; index < records.length; index += 1) {
       const etag = result.results[index].etag;
-      if (etag !== undefined) deps.cache.remember(orderId, { document: record, etag });
-    });
+      if (etag !== undefined) deps.cache.remember(orderId, { document: records[index], etag });
+    }
     return { kind: 'written' };
   }
   const failed = result.results.findIndex((operation) => operation.status !== 424);

@@ -4,7 +4,9 @@
  * leaves its old copy to the garbage collector, which frees an old-generation ArrayBuffer only at a
  * full collection: measured on a 20,000-order `npm start`, the doubling columns of the store's index
  * and the broker's duplicate-detection history had 52 MB of ArrayBuffers for some 46 MB in use.
- * Used by ./key-table.ts, ./file-index.ts and the broker's duplicate-detection history.
+ * Used by ./key-table.ts, ./file-index.ts and the broker's duplicate-detection history. Three
+ * classes alike rather than one generic over the array type: each keeps its `get` and `set` on one
+ * kind of typed array, so the element accesses on every document's path stay monomorphic.
  */
 
 const CHUNK_BITS = 12;

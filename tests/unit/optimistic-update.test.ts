@@ -122,4 +122,27 @@ describe('updateOptimistically', () => {
     await expect(updateOptimistically(target, increment, contention)).resolves.toBe(-1);
     expect(attempts).toEqual([1, 2, 3]);
   });
+
+  it('takes a read and a change given at once or as promises alike', async () => {
+    const stored = (value: number): Stored<Counter> => ({
+      document: { id: 'c', pk: 'p', value },
+      etag: `e${value}`,
+    });
+    const written: Array<[number, string | undefined]> = [];
+    const target: OptimisticTarget<Counter, number> = {
+      // The first read from a cache (at once), the second from the store (a promise).
+      read: (attempt) => (attempt === 1 ? stored(1) : Promise.resolve(stored(5))),
+      write: async (next, current) => {
+        written.push([next.value, current?.etag]);
+        return written.length === 1 ? { kind: 'lost' } : { kind: 'written' };
+      },
+    };
+    const change = (current: Stored<Counter> | undefined) =>
+      current?.etag === 'e1' ? increment(current) : Promise.resolve(increment(current));
+    await expect(updateOptimistically(target, change, contention)).resolves.toBe(6);
+    expect(written).toEqual([
+      [2, 'e1'],
+      [6, 'e5'],
+    ]);
+  });
 });

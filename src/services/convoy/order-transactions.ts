@@ -13,11 +13,12 @@ import {
   releasable,
   releaseNeeded,
   type Decision,
+  type OrderState,
   type KnownRecords,
   type ParkReason,
   type Release,
 } from '../../domain/order';
-import { updateOptimistically, type OptimisticTarget } from '../optimistic-update';
+import { updateOptimistically, type Change, type OptimisticTarget } from '../optimistic-update';
 import { park, type ParkRequest } from './parking';
 import { QUEUE } from '../queues';
 import type { OrderCache } from './order-cache';
@@ -89,7 +90,7 @@ export async function processOrderTransaction(
   // session's cache, and the write is the batch of the header and the entry's transaction record,
   // which has a third outcome a plain replace has not: the record exists, so the entry was seen.
   const target: OptimisticTarget<OrderDocument, Attempt> = {
-    read: async (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reloadOrder(deps, orderId)),
+    read: (attempt) => (attempt === 1 ? deps.cache.get(orderId) : reloadOrder(deps, orderId)),
     async write(document, current, attempt) {
       if (attempt.kind !== 'change') throw new Error(`order ${orderId}: only a change is written`);
       const written = await writeChange(deps, document, current, attempt.decision);
@@ -99,31 +100,42 @@ export async function processOrderTransaction(
     },
   };
 
-  const attempt = await updateOptimistically<OrderDocument, Attempt>(
-    target,
-    async (current) => {
-      const state = current?.document ?? newOrderState(orderId);
-      const needed = recordsNeeded(state, entry);
-      const known = needed.length === 0 ? NO_RECORDS : await knownRecords(deps, orderId, needed);
-      const decision = decideEntry(
-        state,
-        entry,
-        digest,
-        message.messageId,
-        message.applicationProperties,
-        known,
-      );
-      if (decision.kind !== 'change')
-        return { next: undefined, result: { kind: 'settled', decision, current } };
-      const document = orderDocument(
-        decision,
-        current?.document.correlationId ?? correlationId,
-        current?.document.outbox ?? null,
-      );
-      return { next: document, result: { kind: 'change', decision, document } };
-    },
-    { code: 'order-contention', subject: `order ${orderId}` },
-  );
+  // Decided at once when the entry needs no stored records (it amends nothing), else once they are read.
+  const decide = (
+    current: Stored<OrderDocument> | undefined,
+  ): Change<OrderDocument, Attempt> | Promise<Change<OrderDocument, Attempt>> => {
+    const state = current?.document ?? newOrderState(orderId);
+    const needed = recordsNeeded(state, entry);
+    return needed.length === 0
+      ? decideOn(current, state, NO_RECORDS)
+      : knownRecords(deps, orderId, needed).then((known) => decideOn(current, state, known));
+  };
+  const decideOn = (
+    current: Stored<OrderDocument> | undefined,
+    state: OrderState,
+    known: KnownRecords,
+  ): Change<OrderDocument, Attempt> => {
+    const decision = decideEntry(
+      state,
+      entry,
+      digest,
+      message.messageId,
+      message.applicationProperties,
+      known,
+    );
+    if (decision.kind !== 'change')
+      return { next: undefined, result: { kind: 'settled', decision, current } };
+    const document = orderDocument(
+      decision,
+      current?.document.correlationId ?? correlationId,
+      current?.document.outbox ?? null,
+    );
+    return { next: document, result: { kind: 'change', decision, document } };
+  };
+  const attempt = await updateOptimistically<OrderDocument, Attempt>(target, decide, {
+    code: 'order-contention',
+    subject: `order ${orderId}`,
+  });
 
   const outcome = await settle(deps, message, orderId, attempt, properties);
   // Buffered entries a change could not release in one batch, or that a crash between two batches

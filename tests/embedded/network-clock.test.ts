@@ -50,19 +50,25 @@ describe('network clock', () => {
 
   it('ends waits in the order they fall due, not the order they began', async () => {
     // Due = when the wait began + its length. On a loaded machine the thread can be descheduled
-    // between two calls, so the order of the lengths alone is not the order they fall due.
+    // between two calls, so the order of the lengths alone is not the order they fall due; nor
+    // between the test reading the time and the clock reading it inside `wait`, so each wait's due
+    // time is known only between the two readings that bracket its call.
     const ended: number[] = [];
-    const due = new Map<number, number>();
+    const due = new Map<number, { earliest: number; latest: number }>();
     await Promise.all(
       [6, 1, 4, 2, 5, 3].map((ms) => {
-        due.set(ms, performance.now() + ms);
-        return clock.wait(ms).then(() => ended.push(ms));
+        const before = performance.now();
+        const waiting = clock.wait(ms).then(() => ended.push(ms));
+        due.set(ms, { earliest: before + ms, latest: performance.now() + ms });
+        return waiting;
       }),
     );
     expect(ended).toHaveLength(6);
-    // Unloaded, that is 1..6; a wait that began a few microseconds after another of nearly the
-    // same due time may tie with it (the clock reads the time a moment later than the test).
-    const outOfOrder = ended.filter((ms, i) => i > 0 && due.get(ms)! < due.get(ended[i - 1])! - 0.05);
+    // Unloaded, that is 1..6. Out of order: a wait that ended after another although it was surely
+    // due earlier (its latest due time before the other's earliest, by more than a tie).
+    const outOfOrder = ended.filter(
+      (ms, i) => i > 0 && due.get(ms)!.latest < due.get(ended[i - 1])!.earliest - 0.05,
+    );
     expect({ ended, outOfOrder }).toEqual({ ended, outOfOrder: [] });
   });
 

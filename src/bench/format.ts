@@ -78,7 +78,7 @@ export function formatBench(result: BenchResult): string {
   return [
     `workload: ${workload.orders} orders x ${options.entriesPerOrder} entries = ${workload.entries} entries in ` +
       `${workload.ledgerMessages} ledger messages of ${options.batchSize} (${options.activeOrders} orders open at once, seed ${options.seed}), all sent at the start`,
-    `fault on every design: duplicate=${options.duplicate} (seeded, seed ${options.seed}); store round trip ` +
+    `fault on every design: duplicate=${options.duplicate} (seeded, seed ${options.seed}); store and Service Bus round trips ` +
       `${options.latencyMs} ms simulated (${clockDescription(result)}); sessionIdleTimeout ${options.sessionIdleTimeoutMs} ms; sagas not started (record-only)`,
     `node ${result.environment.node} ${result.environment.nodeFlags}, ${result.environment.cores} cores (${result.environment.cpu})`,
     '',
@@ -86,7 +86,8 @@ export function formatBench(result: BenchResult): string {
     '',
     'conc: sessions (convoy) or concurrent calls (naive). msg/s: distinct entries from the first ledger send to the last',
     'order committed. p50/p99: ledger send to applied, per entry, backlog wait included. eff: msg/s / ideal, ideal =',
-    'min(conc, orders) / (store round trips per message x latency). twin msg/s: the runtime-only twin (same broker,',
+    'min(conc, orders) / ((store + Service Bus round trips per message) x latency); a delivery waits for its receive',
+    'and its completion (prefetchCount 0), a session slot for each accept. twin msg/s: the runtime-only twin (same broker,',
     'host, store and clock; a handler that only waits one round trip); vs twin: msg/s / twin msg/s. RT/first, RT/dup:',
     'store round trips per first and per duplicate delivery. RT ms: mean store call as the consumer saw it. sends/ledger: order-transactions send calls',
     'per ledger delivery (min: what the 256 KB batch limit allows). order viol: entries applied before their predecessor.',

@@ -131,7 +131,9 @@ export interface NaivePipelineOptions {
   /** Competing calls on `order-transactions`; 1 is "one consumer for everything". */
   maxConcurrentCalls: number;
   storeLatencyMs: number;
-  /** As the embedded app's `storeWait`. */
+  /** As the embedded app's `brokerLatencyMs`: what each receive, settlement and accept waits. */
+  brokerLatencyMs?: number;
+  /** As the embedded app's `storeWait`, for the store's and the broker's round trips. */
   storeWait?: RoundTripWait;
   lockDurationMs: number;
   sessionIdleTimeoutMs?: number;
@@ -178,6 +180,8 @@ export function createNaivePipeline(options: NaivePipelineOptions): NaivePipelin
     maxConcurrentCalls: options.maxConcurrentCalls,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     log: options.log,
+    brokerLatencyMs: options.brokerLatencyMs,
+    brokerWait: options.storeWait,
   });
   host.start();
 

@@ -93,8 +93,13 @@ export interface BenchRow {
   messagesPerSecond: number;
   latencyMs50: number;
   latencyMs99: number;
-  /** min(concurrency, orders with work) / (store round trips per message x latency); null at zero latency. */
+  /**
+   * min(concurrency, orders with work) / ((store + broker round trips per message) x latency): what
+   * the slots could do if nothing but the network took time; null at zero latency.
+   */
   idealMessagesPerSecond: number | null;
+  /** The consumer's pumps' Service Bus round trips (receive, settlement, accept) per distinct entry. */
+  brokerRoundTripsPerMessage: number;
   efficiency: number | null;
   /**
    * The runtime-only twin of a convoy row (./twin): same broker, host, store and clock,

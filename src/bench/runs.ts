@@ -115,6 +115,8 @@ export function convoyAppOptions(
     faults: { duplicate: options.duplicate },
     maxConcurrentSessions: setup.concurrency,
     storeLatencyMs: setup.latencyMs,
+    // One network for every call: Service Bus round trips cost what the store's do.
+    brokerLatencyMs: setup.latencyMs,
     storeWait,
     lockDurationMs: options.lockDurationMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
@@ -188,6 +190,8 @@ export async function runNaive(
     duplicate: options.duplicate,
     maxConcurrentCalls: setup.concurrency,
     storeLatencyMs: setup.latencyMs,
+    // One network for every call: Service Bus round trips cost what the store's do.
+    brokerLatencyMs: setup.latencyMs,
     storeWait,
     lockDurationMs: options.lockDurationMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
@@ -218,6 +222,9 @@ export async function runNaive(
   }
 }
 
+/** The name src/functions/ledger-processor.ts registers its function under. */
+const LEDGER_PROCESSOR = 'ledgerProcessor';
+
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
@@ -228,14 +235,22 @@ export function rowOf(workload: BenchWorkload, setup: RunSetup, output: RunOutpu
   const { recorded, seconds } = output;
   const messages = recorded.messages;
   const perMessage = messages > 0 ? recorded.totalTrips / messages : 0;
+  // The consumer's pumps only: the ledger's one pump waits its own calls beside them.
+  const brokerTrips = Object.entries(output.host.byFunction)
+    .filter(([name]) => name !== LEDGER_PROCESSOR)
+    .reduce((sum, [, stats]) => sum + stats.brokerRoundTrips, 0);
+  const brokerPerMessage = messages > 0 ? brokerTrips / messages : 0;
   const ordersWithWork = workload.reference.size;
   const parallel =
     setup.design === 'convoy' ? Math.min(setup.concurrency, ordersWithWork) : setup.concurrency;
+  const tripsPerMessage = perMessage + brokerPerMessage;
   const ideal =
-    setup.latencyMs > 0 && perMessage > 0 ? parallel / ((perMessage * setup.latencyMs) / 1000) : null;
+    setup.latencyMs > 0 && tripsPerMessage > 0
+      ? parallel / ((tripsPerMessage * setup.latencyMs) / 1000)
+      : null;
   const throughput = seconds > 0 ? messages / seconds : 0;
   const orderTransactions = output.broker[QUEUE.orderTransactions];
-  const ledgerDeliveries = output.host.byFunction['ledgerProcessor']?.invocations ?? 0;
+  const ledgerDeliveries = output.host.byFunction[LEDGER_PROCESSOR]?.invocations ?? 0;
   const ledgerMessages = workload.ledger.length;
   return {
     design: setup.design,
@@ -248,6 +263,7 @@ export function rowOf(workload: BenchWorkload, setup: RunSetup, output: RunOutpu
     latencyMs50: percentile(recorded.latencies, 50),
     latencyMs99: percentile(recorded.latencies, 99),
     idealMessagesPerSecond: ideal,
+    brokerRoundTripsPerMessage: brokerPerMessage,
     efficiency: ideal === null ? null : throughput / ideal,
     twin: null,
     storeRoundTrips: {

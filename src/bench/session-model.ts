@@ -12,8 +12,9 @@
  * - `SessionReceiverManager.cs`: a slot accepts the next available session (a call to Service Bus:
  *   one round trip here), receives from it until a receive waits the idle timeout for nothing, then
  *   closes it and accepts another. A drained session therefore holds its slot for the idle timeout.
- * What it copies from this app's bench: an entry's handler costs one store round trip (the convoy's
- * measured 1.00 per first delivery); its CPU time is left out, so the model is an upper bound.
+ * What it copies from this app's bench: an entry holds its slot for three round trips, its receive,
+ * its store batch (the convoy's measured 1.00 per first delivery) and its completion
+ * (./session-table `ROUND_TRIPS_PER_ENTRY`); its CPU time is left out, so the model is an upper bound.
  */
 
 export interface SessionModelSettings {
@@ -22,7 +23,7 @@ export interface SessionModelSettings {
   sessionIdleTimeoutMs: number;
   /** What accepting a session costs: one Service Bus round trip. */
   acceptMs: number;
-  /** What one entry's handler costs: its store round trips times their latency. */
+  /** What one entry holds its slot for: its receive, store and completion round trips times their latency. */
   handlerMs: number;
 }
 

@@ -74,7 +74,15 @@ export interface EmbeddedAppOptions {
   maxConcurrentSessions?: number;
   /** Simulated store round-trip latency. */
   storeLatencyMs?: number;
-  /** How a round trip waits out that latency; a timer unless given (the bench passes its network clock). */
+  /**
+   * Simulated Service Bus round-trip latency: what each receive, settlement and session accept of the
+   * Functions host's pumps waits (./functions-host). None by default.
+   */
+  brokerLatencyMs?: number;
+  /**
+   * How a simulated round trip, to the store or to the broker, waits out its latency; a timer unless
+   * given (the bench passes its network clock).
+   */
   storeWait?: RoundTripWait;
   /**
    * The queues' message size limit (Service Bus tier, src/services/message-size.ts): what the broker
@@ -330,6 +338,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     faults: { crashAfterCommit: faults.crashAfterCommit },
     log: options.log,
     bindInput,
+    brokerLatencyMs: options.brokerLatencyMs,
+    brokerWait: options.storeWait,
   });
   const purgeFinished = (): number => {
     const retention = options.purgeFinishedAfterMs;

@@ -20,6 +20,7 @@ import { createQueueWaiters } from './host/queue-waiters';
 import { invocationIds, invokeForMessage, queueFunctionsOf, type QueueFunction } from './host/queue-function';
 import { withFunctionTimeout } from './host/function-timeout';
 import { FUNCTION_TIMEOUT_MS, MAX_AUTO_LOCK_RENEWAL_MS } from './host/host-settings';
+import type { RoundTripWait } from '../adapters/embedded/document-store';
 
 export type { FunctionStats, FunctionsHostStats } from './host/host-stats';
 
@@ -58,6 +59,19 @@ export interface FunctionsHostOptions {
   maxAutoLockRenewalDurationMs?: number;
   /** host.json `functionTimeout`; the deployed value by default. */
   functionTimeoutMs?: number;
+  /**
+   * What one call to Service Bus costs the pump that makes it, in simulated network latency (none by
+   * default: the embedded broker is in process). On Azure a pump waits for each of these calls before
+   * it goes on (azure-sdk-for-net `sdk/servicebus/Azure.Messaging.ServiceBus/src/Processor/ReceiverManager.cs`,
+   * `ReceiveAndProcessMessagesAsync` / `ProcessOneMessage`, and `SessionReceiverManager.cs`): the
+   * receive of a message (host.json `prefetchCount` 0, so each receive grants the link one credit
+   * and waits for the transfer), the settlement the extension makes after the function returns
+   * (`autoCompleteMessages`: complete, or abandon after a throw), and a session slot's accept of its
+   * next session. One round trip each; sends are the functions' own and not counted here.
+   */
+  brokerLatencyMs?: number;
+  /** How a broker round trip waits out `brokerLatencyMs`; a timer unless given (the bench passes its network clock). */
+  brokerWait?: RoundTripWait;
 }
 
 export interface FunctionsHost {
@@ -112,6 +126,22 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
   const log = options.log ?? defaultLog;
   const maxAutoLockRenewalMs = options.maxAutoLockRenewalDurationMs ?? MAX_AUTO_LOCK_RENEWAL_MS;
   const functionTimeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
+  const brokerLatencyMs = options.brokerLatencyMs ?? 0;
+  const brokerWait =
+    options.brokerWait ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  /**
+   * Waits out `trips` calls to Service Bus made one after the other; undefined at no latency, so that
+   * nothing is awaited. A session slot's calls follow each other with nothing of its own between
+   * them (a settlement and the next receive, an accept and its first receive), so it waits for them
+   * together: the same time, one wake-up of the clock.
+   */
+  const brokerRoundTrips =
+    brokerLatencyMs > 0
+      ? (fn: QueueFunction, trips: number): Promise<void> => {
+          for (let trip = 0; trip < trips; trip++) counters.count(fn.name, 'brokerRoundTrips');
+          return brokerWait(trips * brokerLatencyMs);
+        }
+      : undefined;
   // User logs as the function wrote them; the worker's own lines only when they warn.
   const workerLog: WorkerLog = (functionName, level, category, message) => {
     if (level === 'none') return;
@@ -200,15 +230,24 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
     }
   }
 
+  /** Serves an accepted session; the accept's round trip is still to be waited out. */
   async function serveSession(fn: QueueFunction, receiver: SessionReceiver): Promise<void> {
     // The host renews in its own process, so a busy worker never loses a lock it still holds.
     const stopRenewing = receiver.autoRenew(maxAutoLockRenewalMs);
     counters.sessionOpened(fn.name);
     try {
       let idleSince = Date.now();
+      /** Calls made and not yet waited out: the accept, then each settlement. */
+      let owed = 1;
       while (running) {
         const message = receiver.receive();
         if (!message) {
+          if (brokerRoundTrips !== undefined && owed > 0) {
+            await brokerRoundTrips(fn, owed);
+            owed = 0;
+            idleSince = Date.now();
+            continue;
+          }
           const idleFor = Date.now() - idleSince;
           if (idleFor >= sessionIdleTimeoutMs) return;
           await waiters.waitFor(fn.queueName, sessionIdleTimeoutMs - idleFor);
@@ -218,6 +257,10 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         let keep = false;
         const turn = currentTurn();
         try {
+          // The message reaches the host one round trip after the receive asked for it, and the
+          // receive follows what the slot called before.
+          if (brokerRoundTrips !== undefined) await brokerRoundTrips(fn, owed + 1);
+          owed = 0;
           const outcome = await invoke(fn, message);
           // A lost completion returns at once, and renewal stops: its lock has to expire.
           keep = settle(fn, message, outcome, receiver);
@@ -226,6 +269,8 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         }
         checkIdle();
         if (!keep) return;
+        // The settlement's round trip: the slot receives again once it is acknowledged.
+        owed = 1;
         await turnSince(turn);
         idleSince = Date.now();
       }
@@ -265,13 +310,18 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
       busy += 1;
       const turn = currentTurn();
       const stopRenewing = broker.autoRenewMessageLock(message, maxAutoLockRenewalMs);
+      let settled = false;
       try {
+        // The receive's transfer: the message reaches the host one round trip after it asked.
+        if (brokerRoundTrips !== undefined) await brokerRoundTrips(fn, 1);
         const outcome = await invoke(fn, message).finally(stopRenewing);
-        settle(fn, message, outcome, settlement);
+        settled = settle(fn, message, outcome, settlement);
       } finally {
         busy -= 1;
       }
       checkIdle();
+      // The settlement's round trip. Competing calls receive apart, so this one waits it alone.
+      if (settled && brokerRoundTrips !== undefined) await brokerRoundTrips(fn, 1);
       await turnSince(turn);
     }
   }

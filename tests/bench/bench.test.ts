@@ -102,6 +102,11 @@ describe('bench', () => {
     expect(row).toMatchObject({ messages: 18, orderingViolations: 0, doubleEffects: 0, ordersWrong: 0 });
     expect(row.storeRoundTrips.meanMs).toBeGreaterThanOrEqual(1);
     expect(row.efficiency).toEqual(expect.any(Number));
+    // Each delivery waits for its receive and its completion, each of the 6 orders' sessions for an
+    // accept; the ideal counts those round trips beside the store's.
+    expect(row.brokerRoundTripsPerMessage).toBeGreaterThanOrEqual(2 + 6 / 18);
+    const tripsPerMessage = row.storeRoundTrips.perMessage + row.brokerRoundTripsPerMessage;
+    expect(row.idealMessagesPerSecond).toBeCloseTo(2 / ((tripsPerMessage * 1) / 1000), 6);
     // Beside it, its runtime-only twin on the same workload; the ratio is the two speeds'.
     expect(row.twin).not.toBeNull();
     expect(row.twin?.messagesPerSecond).toBeGreaterThan(0);

@@ -56,7 +56,7 @@ describe('the session model (virtual time)', () => {
     expect(run.makespanMs).toBe(16);
   });
 
-  it('gives a burst of short orders about sessions / (idle timeout + accept + handlers) orders per second', () => {
+  it('gives a burst of short orders about sessions / (idle timeout + accept + entries) orders per second', () => {
     const rows = sessionTable({
       ...SESSION_TABLE_DEFAULTS,
       orders: 64,
@@ -64,8 +64,9 @@ describe('the session model (virtual time)', () => {
       sessions: [16],
     });
     const burst = rows.find((row) => row.arrival === 'burst');
-    // Four waves of 16 orders; the last wave's hold comes after its last entry.
-    expect(burst?.seconds).toBeCloseTo((3 * (2 + 20 + 500) + 22) / 1000, 6);
+    // Four waves of 16 orders, each an accept and 10 entries of 3 round trips (receive, store,
+    // completion); the last wave's hold comes after its last entry.
+    expect(burst?.seconds).toBeCloseTo((3 * (2 + 60 + 500) + 62) / 1000, 6);
     expect(burst?.acceptsPerEntry).toBeCloseTo(0.1);
   });
 

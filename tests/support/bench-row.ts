@@ -13,6 +13,7 @@ export function convoyRow(change: Partial<BenchRow> = {}): BenchRow {
     latencyMs50: 1,
     latencyMs99: 2,
     idealMessagesPerSecond: 8000,
+    brokerRoundTripsPerMessage: 0,
     efficiency: 0.25,
     twin: { messagesPerSecond: 2000, ratio: 1, cpuMicrosPerMessage: 300, rounds: [1] },
     storeRoundTrips: {

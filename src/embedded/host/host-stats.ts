@@ -4,6 +4,8 @@ export interface FunctionStats {
   succeeded: number;
   failed: number;
   crashesInjected: number;
+  /** Calls to Service Bus the pumps waited out (receive, settlement, session accept); 0 at no latency. */
+  brokerRoundTrips: number;
   /** Most sessions held at once. */
   maxConcurrentSessions: number;
   activeSessions: number;
@@ -13,7 +15,7 @@ export interface FunctionsHostStats extends FunctionStats {
   byFunction: Record<string, FunctionStats>;
 }
 
-export type CountedEvent = 'invocations' | 'succeeded' | 'failed' | 'crashesInjected';
+export type CountedEvent = 'invocations' | 'succeeded' | 'failed' | 'crashesInjected' | 'brokerRoundTrips';
 
 function emptyFunctionStats(): FunctionStats {
   return {
@@ -21,6 +23,7 @@ function emptyFunctionStats(): FunctionStats {
     succeeded: 0,
     failed: 0,
     crashesInjected: 0,
+    brokerRoundTrips: 0,
     maxConcurrentSessions: 0,
     activeSessions: 0,
   };

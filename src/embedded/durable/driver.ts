@@ -12,7 +12,7 @@
  */
 import type { WorkerLog } from '../worker/invoke';
 import { createActivityRunner, type ActivityOutcome } from './activity';
-import { durableClientInput } from './client-binding';
+import { durableClientBinding } from './client-binding';
 import { createDriverClock } from './clock';
 import { decideOnActions, decideOnEvent, newReplayBook, type Effect } from './episode';
 import { orchestratorsOf } from './functions';
@@ -299,7 +299,7 @@ export function createDurableDriver(options: DurableDriverOptions): DurableDrive
 
   return {
     client,
-    durableClientInput: () => durableClientInput(api, taskHub),
+    durableClientInput: durableClientBinding(api, taskHub),
     purgeInstances: (filter) => managed.purgeWhere(filter),
     start() {
       if (stopped) throw new Error('durable driver stopped');

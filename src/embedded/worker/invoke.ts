@@ -27,8 +27,22 @@ export type WorkerLog = (
   message: string,
 ) => void;
 
-/** The function metadata as the worker keeps it (`src/coreApi/registerFunction.ts`). */
+const keptMetadata = new WeakMap<RegisteredFunction, RpcFunctionMetadata>();
+
+/**
+ * The function metadata as the worker keeps it (`src/coreApi/registerFunction.ts`): made once when
+ * the function is registered, and the same object for each of its invocations.
+ */
 export function rpcMetadataOf(registered: RegisteredFunction): RpcFunctionMetadata {
+  let kept = keptMetadata.get(registered);
+  if (kept === undefined) {
+    kept = metadataOf(registered);
+    keptMetadata.set(registered, kept);
+  }
+  return kept;
+}
+
+function metadataOf(registered: RegisteredFunction): RpcFunctionMetadata {
   const { metadata } = registered;
   return {
     name: metadata.name,

@@ -89,7 +89,8 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
   {
     name: 'twin-rounds',
     value: 'N',
-    meaning: 'rounds of row and twin, alternated, for the rows a target judges (16 sessions, zero latency)',
+    meaning:
+      'rounds of row and twin (the twin first in every second) for the rows a target judges (16 sessions, zero latency)',
     default: String(D.twinRounds),
   },
   {

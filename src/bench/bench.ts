@@ -20,7 +20,7 @@ import { formatBench } from './format';
 import { BENCH_USAGE, parseBenchArgs } from './args';
 import { sessionTable, sessionTableOptions } from './session-table';
 import { runTwin } from './twin';
-import { combineRounds, type TwinRun } from './rounds';
+import { combineRounds, twinGoesFirst, type TwinRun } from './rounds';
 import { TARGET_SESSIONS } from './targets';
 import { orderLengthTargets, runOrderLengthTable } from './order-length';
 import { npmStartTargets, runNpmStartRow } from './npm-start';
@@ -132,11 +132,9 @@ async function measure(
     const rounds = withTwin && judged ? options.twinRounds : 1;
     const runs: BenchRow[] = [];
     const twins: TwinRun[] = [];
-    for (let round = 1; round <= rounds; round += 1) {
+    const runRow = async (): Promise<void> => {
       // Each run starts on a clean heap when node runs with --expose-gc (npm run bench does).
       globalThis.gc?.();
-      const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
-      progress(`${setup.design} x${setup.concurrency} at ${setup.latencyMs} ms${of} ...`);
       const output =
         setup.design === 'convoy'
           ? await runConvoy(workload, options, setup, storeWait)
@@ -144,13 +142,25 @@ async function measure(
       const run = rowOf(workload, setup, output);
       runs.push(run);
       progress(`  ${Math.round(run.messagesPerSecond)} msg/s in ${fixed(run.seconds)} s`);
-      if (withTwin) {
-        globalThis.gc?.();
-        const twin = await runTwin(workload, options, setup, storeWait);
-        twins.push(twin);
-        progress(
-          `  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s, ${fixed(twin.cpuMicrosPerMessage, 1)} µs CPU a message`,
-        );
+    };
+    const runTwinOfRow = async (): Promise<void> => {
+      globalThis.gc?.();
+      const twin = await runTwin(workload, options, setup, storeWait);
+      twins.push(twin);
+      progress(
+        `  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s, ${fixed(twin.cpuMicrosPerMessage, 1)} µs CPU a message`,
+      );
+    };
+    for (let round = 1; round <= rounds; round += 1) {
+      const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
+      progress(`${setup.design} x${setup.concurrency} at ${setup.latencyMs} ms${of} ...`);
+      if (!withTwin) await runRow();
+      else if (twinGoesFirst(round)) {
+        await runTwinOfRow();
+        await runRow();
+      } else {
+        await runRow();
+        await runTwinOfRow();
       }
     }
     rows.push(combineRounds(runs, twins));

@@ -71,7 +71,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   latencyClock: 'network',
   sessionsTable: true,
   twin: true,
-  twinRounds: 3,
+  twinRounds: 5,
   orderLengths: [10, 50, 200, 1000],
   orderLengthEntries: 10_000,
   npmStartOrders: 20_000,

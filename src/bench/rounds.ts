@@ -1,12 +1,18 @@
 /**
- * A judged convoy row and its runtime-only twin run in rounds, one after the other (row, twin, row,
- * twin, ...), so that both meet the same drift of the machine. A single pair swung from 0.70 to 1.00
- * of the twin at 16 sessions on this 2-core machine, on the same code within minutes, while the
- * target is 0.85: one pair is noise, the median of several is a measure. The row shown is its median
- * run, except that every correctness count is the worst of all its runs: a violation in any round
- * shows.
+ * A judged convoy row and its runtime-only twin run in rounds, one after the other, so that both
+ * meet the same drift of the machine: row then twin in odd rounds, twin then row in even ones, so
+ * that a machine that slows (or speeds up) through the rounds favours neither. A single pair swung
+ * from 0.70 to 1.00 of the twin at 16 sessions on this 2-core machine, on the same code within
+ * minutes, while the target is 0.85: one pair is noise, the median of several is a measure. The
+ * row shown is its median run, except that every correctness count is the worst of all its runs: a
+ * violation in any round shows.
  */
 import type { BenchRow } from './results';
+
+/** Round 1 runs the row first, round 2 its twin, and so on (ABBA): drift cancels over pairs of rounds. */
+export function twinGoesFirst(round: number): boolean {
+  return round % 2 === 0;
+}
 
 export interface TwinRun {
   messagesPerSecond: number;

@@ -18,9 +18,9 @@ describe('npm run bench flags', () => {
     expect(() => parseBenchArgs(argv)).toThrow(message);
   });
 
-  it('--twin-rounds sets the rounds of the judged rows, 3 unless given', () => {
+  it('--twin-rounds sets the rounds of the judged rows, 5 unless given', () => {
     expect(parseBenchArgs(['--twin-rounds', '5']).options).toEqual({ twinRounds: 5 });
-    expect(BENCH_USAGE).toMatch(/--twin-rounds N\s+.*\(default: 3\)/);
+    expect(BENCH_USAGE).toMatch(/--twin-rounds N\s+.*\(default: 5\)/);
   });
 
   it('--input=FILE style values and plain decimals work', () => {

@@ -114,6 +114,37 @@ describe('bench', () => {
     expect(formatBench(timed)).toContain('vs twin');
   });
 
+  it('runs a judged row and its twin in rounds, the twin first in every second round', async () => {
+    const lines: string[] = [];
+    await runBench(
+      {
+        orders: 4,
+        entriesPerOrder: 2,
+        batchSize: 4,
+        activeOrders: 2,
+        sessions: [],
+        zeroLatencySessions: 2,
+        naive: false,
+        warmupOrders: 0,
+        sessionsTable: false,
+        orderLengths: [],
+        npmStartOrders: 0,
+        twinRounds: 3,
+      },
+      (line) => lines.push(line),
+    );
+    const order = lines
+      .filter((line) => /round \d of 3|msg\/s in|runtime-only twin/.test(line))
+      .map((line) =>
+        line.includes('round')
+          ? line.replace(/.*\(round (\d) of 3\).*/, 'round $1')
+          : line.includes('twin')
+            ? 'twin'
+            : 'row',
+      );
+    expect(order).toEqual(['round 1', 'row', 'twin', 'round 2', 'twin', 'row', 'round 3', 'row', 'twin']);
+  });
+
   it('parses its flags and refuses bad ones', () => {
     expect(
       parseBenchArgs(['--latency-ms', '0.5', '--orders', '30', '--sessions', '2,8', '--json', 'out.json']),

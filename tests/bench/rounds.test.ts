@@ -1,5 +1,5 @@
 /** A judged row and its twin run in rounds (src/bench/rounds.ts): medians for speed, the worst for correctness. */
-import { combineRounds } from '../../src/bench/rounds';
+import { combineRounds, twinGoesFirst } from '../../src/bench/rounds';
 import type { BenchRow } from '../../src/bench/results';
 import { convoyRow } from '../support/bench-row';
 
@@ -17,7 +17,7 @@ function run(messagesPerSecond: number, change: Partial<BenchRow> = {}): BenchRo
 }
 
 describe('combineRounds', () => {
-  test('shows the median run, the twin of the medians, and each round against the twin that ran after it', () => {
+  test('shows the median run, the twin of the medians, and each round against the twin of its round', () => {
     const row = combineRounds(
       [run(2000), run(3000), run(2500)],
       [
@@ -68,4 +68,8 @@ describe('combineRounds', () => {
       twin: { messagesPerSecond: 2500, ratio: 0.8, cpuMicrosPerMessage: 300, rounds: [0.8] },
     });
   });
+});
+
+test('alternates which of the two runs of a round goes first: row, twin, twin, row, row, twin', () => {
+  expect([1, 2, 3, 4, 5, 6].map(twinGoesFirst)).toEqual([false, true, false, true, false, true]);
 });

@@ -44,6 +44,14 @@ describe('broker round trips in the embedded Functions host', () => {
       if (fail) throw new Error('fails on purpose');
     };
 
+  const ordersFunction: ServiceBusQueueFunction = {
+    name: 'onOrders',
+    queueName: 'orders',
+    connection: 'ServiceBusConnection',
+    isSessionsEnabled: true,
+    handler: handler(String),
+  };
+
   beforeEach(() => {
     broker = createEmbeddedBroker();
     host = undefined;
@@ -61,16 +69,7 @@ describe('broker round trips in the embedded Functions host', () => {
       { messageId: 'a1', sessionId: 'A', body: 'a1' },
       { messageId: 'a2', sessionId: 'A', body: 'a2' },
     ]);
-    const running = start(
-      {
-        name: 'onOrders',
-        queueName: 'orders',
-        connection: 'ServiceBusConnection',
-        isSessionsEnabled: true,
-        handler: handler(String),
-      },
-      3,
-    );
+    const running = start(ordersFunction, 3);
     await running.whenIdle();
     // The last completion's round trip is waited out before the receive that finds nothing, and the
     // session is let go after the idle timeout.
@@ -110,16 +109,7 @@ describe('broker round trips in the embedded Functions host', () => {
   it('waits for nothing when the broker has no latency', async () => {
     broker.createQueue('orders', { requiresSession: true, lockDurationMs: 5000 });
     await broker.send('orders', [{ messageId: 'a1', sessionId: 'A', body: 'a1' }]);
-    const running = start(
-      {
-        name: 'onOrders',
-        queueName: 'orders',
-        connection: 'ServiceBusConnection',
-        isSessionsEnabled: true,
-        handler: handler(String),
-      },
-      0,
-    );
+    const running = start(ordersFunction, 0);
     await running.whenIdle();
 
     expect(events).toEqual(['handler a1']);

@@ -138,6 +138,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       document.text,
       -1,
       0,
+      document.fields,
     );
   };
 
@@ -148,7 +149,10 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     queriedFields: readonly string[] | undefined,
   ): DocumentContainer {
     const keyField = partitionKeyField(partitionKeyPath);
-    const partitions = newPartitionSet(file);
+    // With a text file, its index codes the queried fields' values (./field-codes.ts), so that a query
+    // on them reads only the texts that may match: as Cosmos answers from its index of those paths.
+    const indexed = file === undefined ? undefined : queriedFields;
+    const partitions = newPartitionSet(file, indexed);
 
     const expired = (record: StoredRecord): boolean => {
       if (defaultTtlSeconds === null) return false;
@@ -231,7 +235,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       partitionKeyPath,
 
       async create(document: Document): Promise<CreateResult> {
-        const prepared = prepare(document, keyField);
+        const prepared = prepare(document, keyField, indexed);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'create', document: prepared });
@@ -249,7 +253,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async replace(document: Document, writeOptions: WriteOptions = {}): Promise<ReplaceResult> {
-        const prepared = prepare(document, keyField);
+        const prepared = prepare(document, keyField, indexed);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'replace', document: prepared, ifMatch: writeOptions.ifMatch });
@@ -259,7 +263,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async upsert(document: Document, writeOptions: WriteOptions = {}): Promise<UpsertResult> {
-        const prepared = prepare(document, keyField);
+        const prepared = prepare(document, keyField, indexed);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'upsert', document: prepared, ifMatch: writeOptions.ifMatch });
@@ -278,7 +282,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
-        const prepared = operations.map((operation) => prepareOperation(operation, keyField));
+        const prepared = operations.map((operation) => prepareOperation(operation, keyField, indexed));
         await roundTrip(name);
         checkOpen();
         const views: BatchOperation[] = [];
@@ -325,7 +329,9 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         const scanned = only === undefined ? partitions.all() : one === undefined ? [] : [one];
         const found: Array<Stored<T>> = [];
         for (const partition of scanned) {
-          for (const id of partition.ids()) {
+          // Only ids that may match (file mode): a document ruled out is not met, so not dropped here if
+          // expired; it is absent all the same, and dropped by the next call that meets it.
+          for (const id of partition.ids(conditions)) {
             const record = live(partition, id);
             if (record === undefined) continue;
             const stored = storedOf<T>(record);

@@ -12,10 +12,12 @@
 import { storedRecord, type PartitionView, type StoredRecord } from './stored-records';
 import type { TextFile } from './text-file';
 import { FileIndex } from './file-index';
+import type { Condition } from './field-codes';
 
 /** A partition's documents, as the store's container reads and changes them. */
 export interface Partition extends PartitionView {
-  ids(): string[];
+  /** Its ids; with `where`, those of documents that may match it: the ids the index does not rule out. */
+  ids(where?: readonly Condition[]): string[];
   /** A batch's changes (undefined: deleted), all or none. */
   commit(changes: ReadonlyMap<string, StoredRecord | undefined>): void;
 }
@@ -63,8 +65,8 @@ class FilePartition implements Partition {
     return this.index.get(this.partition, id);
   }
 
-  ids(): string[] {
-    return this.index.idsOf(this.partition);
+  ids(where?: readonly Condition[]): string[] {
+    return this.index.idsOf(this.partition, where);
   }
 
   set(id: string, record: StoredRecord): void {
@@ -97,7 +99,16 @@ class FilePartition implements Partition {
     if (record.text === undefined) return record;
     const bytes = Buffer.byteLength(record.text, 'utf8');
     const offset = this.index.file.write(record.text, bytes);
-    return storedRecord(record.id, record.ttl, record.etag, record._ts, undefined, offset, bytes);
+    return storedRecord(
+      record.id,
+      record.ttl,
+      record.etag,
+      record._ts,
+      undefined,
+      offset,
+      bytes,
+      record.fields,
+    );
   }
 }
 
@@ -110,7 +121,8 @@ export interface PartitionSet {
   all(): Partition[];
 }
 
-export function newPartitionSet(file: TextFile | undefined): PartitionSet {
+/** `fields`: the container's queried fields, which the text file's index keeps codes of (./field-codes.ts). */
+export function newPartitionSet(file: TextFile | undefined, fields: readonly string[] = []): PartitionSet {
   if (file === undefined) {
     const partitions = new Map<string, MemoryPartition>();
     return {
@@ -126,7 +138,7 @@ export function newPartitionSet(file: TextFile | undefined): PartitionSet {
       all: () => [...partitions.values()],
     };
   }
-  const index = new FileIndex(file);
+  const index = new FileIndex(file, fields);
   return {
     get(key) {
       const partition = index.partition(key);

@@ -8,6 +8,7 @@ import type { BatchOperation, BatchOperationResult, Document, DocumentContainer 
 import { ownValue } from '../../domain/records';
 import { checkDocumentBytes } from '../document-rules';
 import type { TextFile } from './text-file';
+import { fieldValues, type FieldValue } from './field-codes';
 
 /**
  * A document as the caller handed it over: its JSON text, taken when the call is made, and the
@@ -18,6 +19,8 @@ export interface Prepared {
   readonly text: string;
   /** Only `id`, `ttl` and the partition key, for the document rules. */
   readonly view: Document;
+  /** With a text file, the values of the container's queried fields in `text` (./field-codes.ts). */
+  readonly fields: readonly FieldValue[] | undefined;
 }
 
 /**
@@ -41,6 +44,11 @@ export interface StoredRecord {
   readonly text: string | undefined;
   readonly offset: number;
   readonly bytes: number;
+  /**
+   * The queried fields' values in the text, for the text file's index to code (./field-codes.ts) when
+   * the record is written there; undefined with the texts in memory, and in a record read back.
+   */
+  readonly fields: readonly FieldValue[] | undefined;
 }
 
 export function storedRecord(
@@ -51,8 +59,9 @@ export function storedRecord(
   text: string | undefined,
   offset: number,
   bytes: number,
+  fields: readonly FieldValue[] | undefined,
 ): StoredRecord {
-  return { id, ttl, etag, _ts: ts, text, offset, bytes };
+  return { id, ttl, etag, _ts: ts, text, offset, bytes, fields };
 }
 
 const ETAG_PREFIX = '"00000000-0000-0000-0000-';
@@ -108,7 +117,16 @@ export function textOf(record: StoredRecord, file: TextFile | undefined): string
 export function withText(record: StoredRecord, file: TextFile | undefined): StoredRecord {
   return record.text !== undefined
     ? record
-    : storedRecord(record.id, record.ttl, record.etag, record._ts, textOf(record, file), -1, 0);
+    : storedRecord(
+        record.id,
+        record.ttl,
+        record.etag,
+        record._ts,
+        textOf(record, file),
+        -1,
+        0,
+        record.fields,
+      );
 }
 
 export type PreparedOperation =
@@ -149,7 +167,8 @@ function survivesJson(value: unknown): boolean {
   );
 }
 
-export function prepare(document: Document, keyField: string): Prepared {
+/** `fields`: the queried fields to take the values of, for a text file's index; undefined: none. */
+export function prepare(document: Document, keyField: string, fields?: readonly string[]): Prepared {
   const text = JSON.stringify(document);
   checkDocumentBytes(String(document.id), text);
   const plain =
@@ -165,18 +184,23 @@ export function prepare(document: Document, keyField: string): Prepared {
       ttl: source?.ttl,
       [keyField]: source === null ? undefined : ownValue(source, keyField),
     },
+    fields: fields === undefined ? undefined : fieldValues(document, fields),
   };
 }
 
-export function prepareOperation(operation: BatchOperation, keyField: string): PreparedOperation {
+export function prepareOperation(
+  operation: BatchOperation,
+  keyField: string,
+  fields?: readonly string[],
+): PreparedOperation {
   switch (operation.op) {
     case 'create':
-      return { op: 'create', document: prepare(operation.document, keyField) };
+      return { op: 'create', document: prepare(operation.document, keyField, fields) };
     case 'replace':
     case 'upsert':
       return {
         op: operation.op,
-        document: prepare(operation.document, keyField),
+        document: prepare(operation.document, keyField, fields),
         ifMatch: operation.ifMatch,
       };
     case 'delete':

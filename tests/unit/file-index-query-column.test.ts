@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEmbeddedStore, type EmbeddedStore } from '../../src/adapters/embedded/document-store';
 import { TextFile } from '../../src/adapters/embedded/text-file';
+import { MAX_VALUES } from '../../src/adapters/embedded/field-codes';
 import type { BatchOperation, Document, DocumentContainer, QuerySpec } from '../../src/services/ports';
 import { LOOK_ALIKE_KEYS } from '../support/look-alike-keys';
 
@@ -244,12 +245,16 @@ describe('file mode: a query on a queried field reads only the texts that may ma
 
   test('kinds past the table are read, and still answer as memory mode', async () => {
     const { file, both } = twins();
-    for (let index = 0; index < 300; index += 1) {
+    const kinds = MAX_VALUES + 44;
+    for (let index = 0; index < kinds; index += 1) {
       await both((target) => target.create(doc(`o${index % 7}`, `d${index}`, { kind: `kind-${index}` })));
     }
     const reads = countReads();
-    expect((await file.query({ where: { kind: 'kind-299' } })).map((s) => s.document.id)).toEqual(['d299']);
-    // The first 256 kinds have codes; the last 44 are read for any kind asked for.
+    const last = kinds - 1;
+    expect((await file.query({ where: { kind: `kind-${last}` } })).map((s) => s.document.id)).toEqual([
+      `d${last}`,
+    ]);
+    // The first MAX_VALUES kinds have codes; the last 44 are read for any kind asked for.
     expect(reads).toHaveBeenCalledTimes(44);
     reads.mockClear();
     expect((await file.query({ where: { kind: 'kind-3' } })).map((s) => s.document.id)).toEqual(['d3']);

@@ -4,9 +4,9 @@
  * leaves its old copy to the garbage collector, which frees an old-generation ArrayBuffer only at a
  * full collection: measured on a 20,000-order `npm start`, the doubling columns of the store's index
  * and the broker's duplicate-detection history had 52 MB of ArrayBuffers for some 46 MB in use.
- * Used by ./key-table.ts, ./file-index.ts and the broker's duplicate-detection history. Three
- * classes alike rather than one generic over the array type: each keeps its `get` and `set` on one
- * kind of typed array, so the element accesses on every document's path stay monomorphic.
+ * Used by ./key-table.ts, ./file-index.ts, ./field-codes.ts and the broker's duplicate-detection
+ * history. Four classes alike rather than one generic over the array type: each keeps its `get` and
+ * `set` on one kind of typed array, so the element accesses on every document's path stay monomorphic.
  */
 
 const CHUNK_BITS = 12;
@@ -60,5 +60,22 @@ export class Float64Column {
 
   reach(rows: number): void {
     while (this.chunks.length * CHUNK_ROWS < rows) this.chunks.push(new Float64Array(CHUNK_ROWS));
+  }
+}
+
+/** Bytes: a small code per row (./field-codes.ts), a quarter of a 32-bit column's room. */
+export class Uint8Column {
+  private readonly chunks: Uint8Array[] = [];
+
+  get(row: number): number {
+    return this.chunks[row >>> CHUNK_BITS][row & MASK];
+  }
+
+  set(row: number, value: number): void {
+    this.chunks[row >>> CHUNK_BITS][row & MASK] = value;
+  }
+
+  reach(rows: number): void {
+    while (this.chunks.length * CHUNK_ROWS < rows) this.chunks.push(new Uint8Array(CHUNK_ROWS));
   }
 }

@@ -20,7 +20,7 @@
  */
 import { types } from 'node:util';
 import type { Document } from '../../services/ports';
-import { Int32Column } from './columns';
+import { Uint8Column } from './columns';
 
 /** The document's JSON has no such key. */
 export const ABSENT = Symbol('absent');
@@ -62,8 +62,9 @@ const ABSENT_CODE = 1;
 const FIRST_VALUE = 2;
 /** A code no row has: a condition on a value no document has as a plain string. */
 const NO_ROW = -1;
-/** The most distinct strings a field's table keeps, and the longest, in UTF-16 units. */
-export const MAX_VALUES = 256;
+/** The most distinct strings a field's table keeps (their codes fill a byte, 2 to 255), and the
+ * longest, in UTF-16 units. */
+export const MAX_VALUES = 0xff - FIRST_VALUE + 1;
 export const MAX_VALUE_UNITS = 256;
 
 /** A query's condition: a top-level field and the value it must equal. */
@@ -71,12 +72,12 @@ export type Condition = readonly [field: string, value: unknown];
 
 /** Per row (a document of the index, ./file-index.ts), the code of each queried field's value. */
 export class FieldCodes {
-  private readonly columns: Int32Column[];
+  private readonly columns: Uint8Column[];
   private readonly tables: Array<Map<string, number>>;
   private readonly place: ReadonlyMap<string, number>;
 
   constructor(readonly fields: readonly string[]) {
-    this.columns = fields.map(() => new Int32Column());
+    this.columns = fields.map(() => new Uint8Column());
     this.tables = fields.map(() => new Map<string, number>());
     this.place = new Map(fields.map((field, index) => [field, index]));
   }
@@ -99,7 +100,7 @@ export class FieldCodes {
    * very string (a condition on undefined is left to the parse, which an absent key matches).
    */
   mayMatch(conditions: readonly Condition[]): ((row: number) => boolean) | undefined {
-    const columns: Int32Column[] = [];
+    const columns: Uint8Column[] = [];
     const wanted: number[] = [];
     for (const [field, value] of conditions) {
       const index = this.place.get(field);

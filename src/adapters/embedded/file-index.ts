@@ -7,7 +7,7 @@
  * container): 32 bytes a document, and 20 plus its id's units in the key table. One packed
  * JavaScript array per partition, its id strings and a Map of the partitions came to some 190 bytes
  * per entry of a 10,000-order `npm start` run, in the heap that V8 sizes at half again what it holds.
- * A column per queried field of the container codes its value (./field-codes.ts), 4 bytes more a
+ * A column per queried field of the container codes its value (./field-codes.ts), a byte more a
  * document each, so that a query on the field reads only the texts that may match.
  *
  * Where the embedded copy keeps its bytes, not a Cosmos behaviour: a partition here answers exactly

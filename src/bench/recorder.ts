@@ -42,7 +42,7 @@ export interface Recorded {
  * Where each entry of the workload is counted: its order's first slot in flat arrays, and the
  * entry at `first + sequence - 1`. Made before the run, so that an application costs one Map
  * lookup and a few array writes, not four Maps keyed by strings: the recorder runs inside the
- * measured CPU of every row, and its twin (./twin) has no recorder.
+ * measured CPU of every row and of its twin (./twin), which records each entry it handles too.
  */
 interface EntrySlots {
   firstSlot: Map<string, number>;

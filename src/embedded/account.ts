@@ -146,8 +146,9 @@ class SeenDigests {
     return this.table.find(0, key) !== -1;
   }
 
+  /** Adds `key`, which must not be here yet: the account adds a key only after `has` said no. */
   add(key: string): void {
-    if (!this.has(key)) this.table.add(0, key);
+    this.table.add(0, key);
   }
 }
 

@@ -7,6 +7,7 @@ import { canonicalJson } from '../domain/digest';
 import { linesOf, type OrderState } from '../domain/order';
 import { transactionRecordsByOrder, type OrderDocument } from '../services/order-documents';
 import { QUEUE } from '../services/queues';
+import { LEDGER_PROCESSOR } from '../functions/ledger-processor';
 import type { RoundTripWait } from '../adapters/embedded/document-store';
 import type { DocumentContainer } from '../services/ports';
 import { createNaivePipeline, type NaiveApplication, type NaiveOrder } from './naive';
@@ -221,9 +222,6 @@ export async function runNaive(
     await pipeline.stop();
   }
 }
-
-/** The name src/functions/ledger-processor.ts registers its function under. */
-const LEDGER_PROCESSOR = 'ledgerProcessor';
 
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;

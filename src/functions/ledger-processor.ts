@@ -6,6 +6,8 @@ import { deliveredMessage } from './delivered-message';
 import type { ServiceBusQueueFunction } from './definition';
 
 export const SERVICE_BUS_CONNECTION = 'ServiceBusConnection';
+/** The name the ledger function is registered under. */
+export const LEDGER_PROCESSOR = 'ledgerProcessor';
 
 /**
  * `ledgerProcessor`: validate and de-batch one ledger message (the serial part of the convoy). A
@@ -17,7 +19,7 @@ export function ledgerProcessor(
   backoff: Backoff = realTimeBackoff(),
 ): ServiceBusQueueFunction {
   return {
-    name: 'ledgerProcessor',
+    name: LEDGER_PROCESSOR,
     queueName: QUEUE.ledger,
     connection: SERVICE_BUS_CONNECTION,
     isSessionsEnabled: true,

@@ -24,7 +24,10 @@ function staleReason(root) {
     .map((name) => join(root, name))
     .filter((path) => existsSync(path));
   const newestSetting = Math.max(0, ...settings.map((path) => statSync(path).mtimeMs));
-  for (const source of sources(join(root, 'src'))) {
+  const folders = ['src', 'local', 'bench', 'tools']
+    .map((name) => join(root, name))
+    .filter((dir) => existsSync(dir));
+  for (const source of folders.flatMap(sources)) {
     const output = join(root, 'dist', relative(root, source)).replace(/\.ts$/, '.js');
     if (!existsSync(output)) return `${relative(root, output)} is missing`;
     const built = statSync(output).mtimeMs;

@@ -6,7 +6,7 @@ import { compareText } from '../domain/compare';
 import { PermanentError } from '../domain/errors';
 import { MAX_BATCH_OPERATIONS } from '../services/ports';
 import type { BatchOperation, Document, Stored } from '../services/ports';
-import { ownValue, setOwn } from '../domain/records';
+import { ownValue, setOwn } from '../domain/own-properties';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

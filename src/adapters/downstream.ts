@@ -10,10 +10,10 @@
 import { compareText } from '../domain/compare';
 import { PermanentError, TransientError } from '../domain/errors';
 import { StepFailedError } from '../domain/saga';
-import type { Carrier, Downstream, OrderLineInput } from '../services/fulfillment/ports';
+import type { Carrier, Downstream, OrderLineInput } from '../services/fulfillment/downstream-ports';
 import { updateDocument, type Change } from '../services/optimistic-update';
 import type { Document, DocumentContainer, Stored } from '../services/ports';
-import { ownValue, setOwn } from '../domain/records';
+import { ownValue, setOwn } from '../domain/own-properties';
 import { createHash } from 'node:crypto';
 import { isValidDocumentId } from './document-rules';
 

@@ -21,8 +21,8 @@ import { DOWNSTREAM_CONTAINER, INVENTORY_CONTAINER } from './downstream';
 
 /**
  * Queried fields besides the partition key:
- * - orders: `kind`, the report's and the bench's `where: { kind: 'order' }` (src/embedded/app.ts,
- *   src/cli/run-picture.ts, src/bench/runs.ts), and `where: { kind: 'transaction' }`: an order's
+ * - orders: `kind`, the report's and the bench's `where: { kind: 'order' }` (local/app.ts,
+ *   local/cli/run-picture.ts, bench/runs.ts), and `where: { kind: 'transaction' }`: an order's
  *   transaction records, in its partition, for its lines (the orders API, the saga's inventory and
  *   shipping steps: src/services/order-documents.ts), and across partitions for the report.
  * - downstream: `kind`, the records of one kind (charges, shipments, ...) the saga tests read.

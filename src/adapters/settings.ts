@@ -3,7 +3,7 @@
  * A missing or malformed setting fails with a ConfigurationError that names it.
  */
 import { ConfigurationError } from '../domain/errors';
-import { ownValue, setOwn } from '../domain/records';
+import { ownValue, setOwn } from '../domain/own-properties';
 import { DEFAULT_MAX_MESSAGE_BYTES, parseMaxMessageBytes } from '../services/message-size';
 
 export interface RetrySettings {

@@ -4,7 +4,7 @@
  */
 import type { TokenCredential } from '@azure/identity';
 import type { Telemetry, TelemetryProperties, TraceLevel } from '../services/ports';
-import { setOwn } from '../domain/records';
+import { setOwn } from '../domain/own-properties';
 
 /** What the adapter needs of `applicationinsights`' TelemetryClient; tests hand in a recorder. */
 export interface TelemetrySink {
@@ -103,8 +103,7 @@ export interface RecordingOptions {
   /**
    * Keeps every trace, event and metric with its properties (the default). Without, only the totals
    * and the latest `tail` traces and events (at most twice as many between trims) are kept, as a sink that ships its records away holds
-   * nothing for long: a long run's records would otherwise be much of the heap (issue 16: 9 % of
-   * `npm start`'s CPU and 15 % of its peak memory), and the collector's work with it.
+   * nothing for long: a long run's records would otherwise be much of the heap.
    */
   keepRecords?: boolean;
   /** Without `keepRecords`: how many of the latest traces and events are kept (1,000 unless given). */

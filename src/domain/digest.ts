@@ -1,6 +1,6 @@
 import { createHash, hash } from 'node:crypto';
 import type { Entry } from './entry';
-import { ownValue } from './records';
+import { ownValue } from './own-properties';
 
 /**
  * JSON with object keys sorted at every depth and no whitespace: equal content, equal text. Written

@@ -1,5 +1,5 @@
 /** Ledger messages and their entries (docs/messages.md (the ledger message), 1.2): types and validation from unknown input. */
-import { ownValue } from './records';
+import { ownValue } from './own-properties';
 
 export const ENTRY_TYPES = [
   'OrderCreated',
@@ -21,7 +21,7 @@ export const MAX_ID_LENGTH = 100;
  * worst cases).
  */
 export const MAX_TEXT_LENGTH = 100;
-export const MAX_REASON_LENGTH = 500;
+export const MAX_ENTRY_REASON_LENGTH = 500;
 export const MAX_ENTRIES_PER_ORDER = 1000;
 
 /**
@@ -213,9 +213,9 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
         problems.push(`${name}.reason must be a string when present, got ${shown(raw.reason)}`);
         return undefined;
       }
-      if (typeof raw.reason === 'string' && raw.reason.length > MAX_REASON_LENGTH) {
+      if (typeof raw.reason === 'string' && raw.reason.length > MAX_ENTRY_REASON_LENGTH) {
         problems.push(
-          `${name}.reason must be at most ${MAX_REASON_LENGTH} UTF-16 code units, got ${raw.reason.length}`,
+          `${name}.reason must be at most ${MAX_ENTRY_REASON_LENGTH} UTF-16 code units, got ${raw.reason.length}`,
         );
         return undefined;
       }

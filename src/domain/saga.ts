@@ -165,13 +165,13 @@ export function refundAfterCancellationFee(
 }
 
 /** The longest a saga reason or a step's error may be: one line a person reads in a table. */
-export const MAX_REASON_LENGTH = 300;
+export const MAX_SAGA_REASON_LENGTH = 300;
 
 /**
  * Text as one line of at most `max` characters: runs of whitespace (newlines included) become one
  * space, and what is cut is marked with an ellipsis. Details belong in the log, not in a reason.
  */
-export function oneLine(text: string, max: number = MAX_REASON_LENGTH): string {
+export function oneLine(text: string, max: number = MAX_SAGA_REASON_LENGTH): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
 }

@@ -17,7 +17,7 @@ import type { InvocationContext } from '@azure/functions';
 import { isDeepStrictEqual } from 'node:util';
 import { PermanentError } from '../domain/errors';
 import type { ApplicationProperties, DeliveredMessage } from '../services/ports';
-import { ownValue, setOwn } from '../domain/records';
+import { ownValue, setOwn } from '../domain/own-properties';
 
 /**
  * The first character of JSON text after its insignificant whitespace (RFC 8259, sections 2 and 3:

@@ -44,7 +44,7 @@ const MESSAGE_OVERHEAD_BYTES = 100;
 /**
  * The size the sender accounts for a message: UTF-8 bytes of the JSON body, the ids and the JSON of
  * the application properties, plus a fixed overhead. An estimate of the embedded broker's own (and of
- * the input check in src/cli/input-file.ts, and of the ledger's too-large check); the Azure sender
+ * the input check in local/cli/input-file.ts, and of the ledger's too-large check); the Azure sender
  * fills each batch with the SDK's `tryAddMessage`, which measures the encoded AMQP message.
  */
 export function estimateMessageBytes(message: OutgoingMessage): number {

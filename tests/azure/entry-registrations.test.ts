@@ -7,10 +7,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createEmbeddedApp } from '../../src/embedded/app';
-import type { RegisteredFunction } from '../../src/embedded/worker/core';
-import { queueFunctionsOf } from '../../src/embedded/host/queue-function';
-import { httpFunctionsOf } from '../../src/embedded/host/http-function';
+import { createEmbeddedApp } from '../../local/app';
+import type { RegisteredFunction } from '../../local/worker/core';
+import { queueFunctionsOf } from '../../local/host/queue-function';
+import { httpFunctionsOf } from '../../local/host/http-function';
 
 const SETTINGS = {
   ServiceBusConnection__fullyQualifiedNamespace: 'orders-test.servicebus.windows.net',
@@ -30,8 +30,7 @@ function azureRegistrations(): RegisteredFunction[] {
       // `main` is the build output; the entry's source is the same path under src/ with .ts.
       const source = main.replace(/^dist\//, '').replace(/\.js$/, '');
       require(resolve(__dirname, '../..', source));
-      const core =
-        require('../../src/embedded/worker/core') as typeof import('../../src/embedded/worker/core');
+      const core = require('../../local/worker/core') as typeof import('../../local/worker/core');
       registered = core.registeredFunctions();
     });
     return registered;

@@ -1,5 +1,5 @@
 /**
- * The size limit on the Azure path follows the tier the Bicep deploys (issue 11): the entry point
+ * The size limit on the Azure path follows the tier the Bicep deploys: the entry point
  * loaded with SERVICE_BUS_MAX_MESSAGE_BYTES as the Bicep writes it for each tier, its registered
  * `ledgerProcessor` handler given a ledger message of about 300 KB, which only Premium accepts.
  * Every field of a valid entry is bounded (docs/messages.md), so no valid entry comes near either

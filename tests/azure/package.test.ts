@@ -1,5 +1,5 @@
 /**
- * `npm run package` (src/cli/package-app.ts): the zip holds the compiled Azure code, host.json, a
+ * `npm run package` (tools/package/package-app.ts): the zip holds the compiled Azure code, host.json, a
  * package.json without scripts or devDependencies, and the production dependencies only; nothing
  * local-only (embedded runtime, CLIs, bench, tests, TypeScript sources, source maps). The Azure
  * entry's import graph reaches none of the local-only code, and every file it requires is in the zip.
@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative } from 'node:path';
 import * as ts from 'typescript';
 import * as yauzl from 'yauzl';
-import { productionPaths } from '../../src/cli/package-plan';
+import { productionPaths } from '../../tools/package/package-plan';
 
 const ROOT = join(__dirname, '..', '..');
 const PACKAGE_JSON = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -97,35 +97,8 @@ function packageNameOf(specifier: string): string {
   return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
-/** Never deployed (issue 15): written out here, not taken from the packager, so that the test can fail. */
-const LOCAL_ONLY_DIST = ['embedded', 'adapters/embedded', 'cli', 'bench'];
-const LOCAL_ONLY_PREFIXES = LOCAL_ONLY_DIST.map((dir) => `dist/src/${dir}/`);
-
-describe('the import graph of the Azure entry (TypeScript sources)', () => {
-  it('reaches no embedded runtime, CLI or bench code', () => {
-    const reached = new Set<string>();
-    const queue = [join(ROOT, 'src', 'functions', 'index.ts')];
-    while (queue.length > 0) {
-      const file = queue.pop() as string;
-      if (reached.has(file)) continue;
-      reached.add(file);
-      const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-      for (const { fileName } of info.importedFiles) {
-        if (!fileName.startsWith('.')) continue;
-        const base = join(dirname(file), fileName);
-        queue.push(
-          sourceFiles(dirname(base)).find((f) => f === `${base}.ts` || f === join(base, 'index.ts')) ??
-            `${base}.ts`,
-        );
-      }
-    }
-    const local = [...reached]
-      .map((file) => relative(join(ROOT, 'src'), file).split('\\').join('/'))
-      .filter((file) => LOCAL_ONLY_DIST.some((dir) => file.startsWith(`${dir}/`)));
-    expect(local).toEqual([]);
-    expect(reached.size).toBeGreaterThan(20);
-  });
-});
+/** Compiled folders that are never deployed: written out here, not taken from the packager, so that the test can fail. */
+const LOCAL_ONLY_PREFIXES = ['dist/local/', 'dist/bench/', 'dist/tools/'];
 
 describe('the production dependencies of the real lock', () => {
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
@@ -158,7 +131,7 @@ describe('npm run package', () => {
         .compilerOptions,
       ROOT,
     ).options;
-    for (const file of sourceFiles(join(ROOT, 'src'))) {
+    for (const file of [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'tools'))]) {
       const out = ts.transpileModule(readFileSync(file, 'utf8'), {
         compilerOptions: options,
         fileName: file,
@@ -169,6 +142,8 @@ describe('npm run package', () => {
     }
     write(join(project, 'dist', 'src', 'functions', 'stray.d.ts'), 'export {};\n');
     write(join(project, 'dist', 'tests', 'unit', 'order.test.js'), '');
+    write(join(project, 'dist', 'local', 'cli', 'start.js'), '');
+    write(join(project, 'dist', 'bench', 'bench.js'), '');
     write(join(project, 'host.json'), readFileSync(join(ROOT, 'host.json'), 'utf8'));
     write(join(project, 'package.json'), readFileSync(join(ROOT, 'package.json'), 'utf8'));
     write(join(project, 'src', 'functions', 'index.ts'), '');
@@ -193,7 +168,7 @@ describe('npm run package', () => {
     write(join(project, 'node_modules', '.bin', 'jest'), '');
     run = spawnSync(
       process.execPath,
-      [join(project, 'dist', 'src', 'cli', 'package-app.js'), '--root', project, '--level', '1'],
+      [join(project, 'dist', 'tools', 'package', 'package-app.js'), '--root', project, '--level', '1'],
       { encoding: 'utf8', env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') } },
     );
     zip = run.status === 0 ? await readZip(join(project, 'package', 'app.zip')) : new Map();
@@ -274,7 +249,7 @@ describe('npm run package', () => {
     write(join(empty, 'host.json'), '{}');
     write(join(empty, 'package-lock.json'), '{}');
     write(join(empty, 'package.json'), JSON.stringify({ main: 'dist/src/functions/index.js' }));
-    const script = join(project, 'dist', 'src', 'cli', 'package-app.js');
+    const script = join(project, 'dist', 'tools', 'package', 'package-app.js');
     const missingBuild = spawnSync(process.execPath, [script, '--root', empty], { encoding: 'utf8' });
     expect(missingBuild.status).toBe(2);
     expect(missingBuild.stderr).toMatch(

@@ -9,7 +9,7 @@ import {
   createApplicationInsightsTelemetry,
   type TelemetrySink,
 } from '../../src/adapters/telemetry';
-import { createEmbeddedApp } from '../../src/embedded/app';
+import { createEmbeddedApp } from '../../local/app';
 
 function recordingSink(): TelemetrySink & { calls: Array<[string, unknown]> } {
   const calls: Array<[string, unknown]> = [];

@@ -1,5 +1,5 @@
 /** `npm run bench` flags: the same util.parseArgs table as npm start and npm run ops. */
-import { BENCH_USAGE, BenchUsageError, main, parseBenchArgs } from '../../src/bench/bench';
+import { BENCH_USAGE, BenchUsageError, main, parseBenchArgs } from '../../bench/bench';
 
 describe('npm run bench flags', () => {
   it.each([

@@ -2,13 +2,7 @@
  * Smoke test of `npm run bench` on a tiny workload: the result has its shape and the convoy is
  * correct. Timing is not asserted: that is what the bench reports, not what a test can hold.
  */
-import {
-  BenchUsageError,
-  formatBench,
-  parseBenchArgs,
-  runBench,
-  type BenchResult,
-} from '../../src/bench/bench';
+import { BenchUsageError, formatBench, parseBenchArgs, runBench, type BenchResult } from '../../bench/bench';
 
 describe('bench', () => {
   let result: BenchResult;

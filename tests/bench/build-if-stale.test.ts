@@ -19,9 +19,9 @@ describe('build only when dist is stale', () => {
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'convoy-stale-'));
     file('tsconfig.json', 1000);
-    file('src/cli/a.ts', 1000);
+    file('local/cli/a.ts', 1000);
     file('src/b.ts', 1000);
-    file('dist/src/cli/a.js', 2000);
+    file('dist/local/cli/a.js', 2000);
     file('dist/src/b.js', 2000);
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
@@ -31,9 +31,9 @@ describe('build only when dist is stale', () => {
   });
 
   it('a source changed after its output, or an output missing, or a tsconfig changed', () => {
-    at('src/cli/a.ts', 3000);
-    expect(staleReason(root)).toBe(`${join('src', 'cli', 'a.ts')} changed`);
-    at('src/cli/a.ts', 1000);
+    at('local/cli/a.ts', 3000);
+    expect(staleReason(root)).toBe(`${join('local', 'cli', 'a.ts')} changed`);
+    at('local/cli/a.ts', 1000);
     file('src/c.ts', 1000);
     expect(staleReason(root)).toBe(`${join('dist', 'src', 'c.js')} is missing`);
     rmSync(join(root, 'src', 'c.ts'));

@@ -1,7 +1,7 @@
 /** The bench's npm start row: its command is package.json's start script, and its targets judge. */
 import { resolve } from 'node:path';
-import { npmStartTargets, startCommand, type NpmStartRow } from '../../src/bench/npm-start';
-import { parseBenchArgs } from '../../src/bench/args';
+import { npmStartTargets, startCommand, type NpmStartRow } from '../../bench/npm-start';
+import { parseBenchArgs } from '../../bench/args';
 
 const row = (peakRssBytes: number, wallSeconds: number): NpmStartRow => ({
   orders: 20_000,
@@ -17,7 +17,7 @@ const row = (peakRssBytes: number, wallSeconds: number): NpmStartRow => ({
 describe('the npm start row', () => {
   it("runs the start script's script with its node flags", () => {
     const { flags, script } = startCommand(resolve(__dirname, '..', '..'));
-    expect(script).toBe('dist/src/cli/start.js');
+    expect(script).toBe('dist/local/cli/start.js');
     expect(flags.every((flag) => flag.startsWith('--'))).toBe(true);
   });
 

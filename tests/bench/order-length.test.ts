@@ -2,7 +2,7 @@
  * The order-length table: the store meter's counts and charges on known operations, the targets on
  * recorded numbers (PASS and FAIL, deterministically; no timing is asserted), and one tiny run.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
 import {
   formatOrderLengthTable,
@@ -10,10 +10,10 @@ import {
   orderLengthTargets,
   runOrderLengthTable,
   type OrderLengthRow,
-} from '../../src/bench/order-length';
-import { meteredContainer, type MeterTotals } from '../../src/bench/store-meter';
-import { createCharge, readCharge, replaceCharge } from '../../src/bench/request-units';
-import { BENCH_DEFAULTS, formatBench, parseBenchArgs, runBench } from '../../src/bench/bench';
+} from '../../bench/order-length';
+import { meteredContainer, type MeterTotals } from '../../bench/store-meter';
+import { createCharge, readCharge, replaceCharge } from '../../bench/request-units';
+import { BENCH_DEFAULTS, formatBench, parseBenchArgs, runBench } from '../../bench/bench';
 
 const metered = () =>
   meteredContainer(createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH), ['kind']);

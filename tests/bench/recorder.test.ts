@@ -1,9 +1,9 @@
 /**
- * The bench's recorder (src/bench/recorder.ts): what it counts for a row from the applications it is
+ * The bench's recorder (bench/recorder.ts): what it counts for a row from the applications it is
  * told of: ordering violations, double effects, distinct entries applied and their latencies.
  */
-import { createRecorder } from '../../src/bench/recorder';
-import { generateBenchWorkload } from '../../src/bench/workload';
+import { createRecorder } from '../../bench/recorder';
+import { generateBenchWorkload } from '../../bench/workload';
 
 const workload = generateBenchWorkload({
   orders: 3,

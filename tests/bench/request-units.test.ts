@@ -1,4 +1,4 @@
-/** The RU model against the figures of the Microsoft Learn page it cites (src/bench/request-units.ts). */
+/** The RU model against the figures of the Microsoft Learn page it cites (bench/request-units.ts). */
 import {
   DOCUMENT_SIZE_TABLE,
   createCharge,
@@ -7,7 +7,7 @@ import {
   readCharge,
   replaceCharge,
   writeSizeCharge,
-} from '../../src/bench/request-units';
+} from '../../bench/request-units';
 
 const KB = 1024;
 

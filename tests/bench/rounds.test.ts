@@ -1,6 +1,6 @@
-/** A judged row and its twin run in rounds (src/bench/rounds.ts): medians for speed, the worst for correctness. */
-import { combineRounds, twinGoesFirst } from '../../src/bench/rounds';
-import type { BenchRow } from '../../src/bench/results';
+/** A judged row and its twin run in rounds (bench/rounds.ts): medians for speed, the worst for correctness. */
+import { combineRounds, twinGoesFirst } from '../../bench/rounds';
+import type { BenchRow } from '../../bench/results';
 import { convoyRow } from '../support/bench-row';
 
 /** One run at this speed: its seconds, p50 and CPU per entry follow from it, so the chosen run shows. */

@@ -1,6 +1,6 @@
-import { simulateSessions } from '../../src/bench/session-model';
-import { formatSessionTable, sessionTable, SESSION_TABLE_DEFAULTS } from '../../src/bench/session-table';
-import { BENCH_USAGE, parseBenchArgs } from '../../src/bench/args';
+import { simulateSessions } from '../../bench/session-model';
+import { formatSessionTable, sessionTable, SESSION_TABLE_DEFAULTS } from '../../bench/session-table';
+import { BENCH_USAGE, parseBenchArgs } from '../../bench/args';
 
 const settings = { maxConcurrentSessions: 1, sessionIdleTimeoutMs: 500, acceptMs: 2, handlerMs: 2 };
 

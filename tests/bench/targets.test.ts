@@ -3,8 +3,8 @@
  * the app is measured against its runtime-only twin (its CPU and its speed), not against the
  * runtime's own cost.
  */
-import { evaluateTargets } from '../../src/bench/targets';
-import type { BenchRow } from '../../src/bench/results';
+import { evaluateTargets } from '../../bench/targets';
+import type { BenchRow } from '../../bench/results';
 import { convoyRow } from '../support/bench-row';
 
 function judged(rows: BenchRow[], part: string): { pass: boolean; detail: string } {

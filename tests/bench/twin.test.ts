@@ -1,6 +1,6 @@
-import { runTwin } from '../../src/bench/twin';
-import { generateBenchWorkload } from '../../src/bench/workload';
-import { BENCH_DEFAULTS } from '../../src/bench/results';
+import { runTwin } from '../../bench/twin';
+import { generateBenchWorkload } from '../../bench/workload';
+import { BENCH_DEFAULTS } from '../../bench/results';
 
 describe('the runtime-only twin', () => {
   it('takes every entry of the ledger through the real ledger processor and the session host, duplicates counted once', async () => {

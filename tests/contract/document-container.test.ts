@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import createServer from '@vercel/cosmosdb-server';
 import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { PermanentError } from '../../src/domain/errors';
 import { DocumentRefusedError, MAX_DOCUMENT_BYTES } from '../../src/adapters/document-rules';
 import { MAX_BATCH_OPERATIONS } from '../../src/services/ports';

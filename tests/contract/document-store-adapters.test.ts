@@ -7,7 +7,7 @@ import { ErrorResponse } from '@azure/cosmos';
 import type { Container } from '@azure/cosmos';
 import createServer from '@vercel/cosmosdb-server';
 import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { PermanentError, TransientError } from '../../src/domain/errors';
 
 describe('embedded store', () => {

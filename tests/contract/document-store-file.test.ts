@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEmbeddedStore, type EmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore, type EmbeddedStore } from '../../local/store/document-store';
 import type { DocumentContainer } from '../../src/services/ports';
 import { LOOK_ALIKE_KEYS } from '../support/look-alike-keys';
 

@@ -1,7 +1,7 @@
 /** The embedded host enforces the host.json that is deployed: the values it uses are that file's. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { HOST_SETTINGS, timeSpanMs } from '../../src/embedded/host/host-settings';
+import { HOST_SETTINGS, timeSpanMs } from '../../local/host/host-settings';
 
 const hostJson = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'host.json'), 'utf8')) as {
   functionTimeout: string;

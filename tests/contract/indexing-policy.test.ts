@@ -5,11 +5,11 @@
  */
 import type { Container } from '@azure/cosmos';
 import { createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { QUERIED_FIELDS, includedPaths, queriedFieldsOf } from '../../src/adapters/indexing-policy';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
 import { PermanentError } from '../../src/domain/errors';
-import { createEmbeddedApp } from '../../src/embedded/app';
+import { createEmbeddedApp } from '../../local/app';
 
 describe('queries keep to the indexed fields', () => {
   const queried = queriedFieldsOf(ORDERS_CONTAINER);

@@ -1,7 +1,7 @@
 /** The size limit the embedded broker and the ledger enforce is the one of the tier the Bicep deploys. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createEmbeddedBroker, STANDARD_TIER_MAX_BATCH_BYTES } from '../../src/embedded/broker/broker';
+import { createEmbeddedBroker, STANDARD_TIER_MAX_BATCH_BYTES } from '../../local/broker/broker';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_SERVICE_BUS_TIER,

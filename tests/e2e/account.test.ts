@@ -1,5 +1,5 @@
 /**
- * Issue 11 section 4: stats.account says what became of each entry of the input, once, and adds
+ * Stats.account says what became of each entry of the input, once, and adds
  * up; broker redeliveries and ledger messages are counted apart and do not move it.
  */
 import { added, created, FAST, ledger, runToEnd } from '../support/e2e';

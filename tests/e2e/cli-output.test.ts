@@ -1,10 +1,10 @@
 /** What `npm start` prints: a summary a person can read, whatever the ids and however large the run. */
 import { join } from 'node:path';
-import { main } from '../../src/cli/start';
+import { main } from '../../local/cli/start';
 import { captureCli } from '../support/cli';
-import { displayWidth } from '../../src/cli/text-table';
-import { summary } from '../../src/cli/summary';
-import { LIVE_INTERVAL_MS, PIPED_INTERVAL_MS, progressLine, startProgress } from '../../src/cli/progress';
+import { displayWidth } from '../../tools/cli/text-table';
+import { summary } from '../../local/cli/summary';
+import { LIVE_INTERVAL_MS, PIPED_INTERVAL_MS, progressLine, startProgress } from '../../local/cli/progress';
 import { added, created, ledger } from '../support/e2e';
 
 describe('npm start: the summary it prints', () => {

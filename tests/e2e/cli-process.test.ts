@@ -18,7 +18,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Report } from '../../src/embedded/report';
+import type { Report } from '../../local/report';
 import { added, created, ledger } from '../support/e2e';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -55,7 +55,7 @@ describe('npm start as a process, output redirected', () => {
 
   it('with activity faults, waits out every retry backoff and exits 0 with its report and summary', async () => {
     const code = await runNode(dir, [
-      join(ROOT, 'src', 'cli', 'start.ts'),
+      join(ROOT, 'local', 'cli', 'start.ts'),
       '--faults',
       'activityTransient=0.5',
       '--report',
@@ -75,7 +75,7 @@ describe('npm start as a process, output redirected', () => {
   });
 
   it('a command whose work can never finish exits 1 with a line saying so, not 0', async () => {
-    const runMain = JSON.stringify(join(ROOT, 'src', 'cli', 'run-main.ts'));
+    const runMain = JSON.stringify(join(ROOT, 'tools', 'cli', 'run-main.ts'));
     const code = await runNode(dir, [
       '-e',
       `require(${runMain}).runMain(() => new Promise(() => {}), 'the run')`,
@@ -103,7 +103,7 @@ describe('npm start as a process, output redirected', () => {
     let interrupted = false;
     const code = await runNode(
       dir,
-      [join(ROOT, 'src', 'cli', 'start.ts'), '--input', 'ledger.ndjson', '--quiet'],
+      [join(ROOT, 'local', 'cli', 'start.ts'), '--input', 'ledger.ndjson', '--quiet'],
       (child) => {
         // Interrupted once its documents are on disk, while it runs.
         const poll = setInterval(() => {

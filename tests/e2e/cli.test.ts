@@ -1,12 +1,12 @@
 /** The `npm start` command (docs/cli.md), through `main` as the CLI entry point calls it. */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { main } from '../../src/cli/start';
+import { main } from '../../local/cli/start';
 import { captureCli } from '../support/cli';
 import { MAX_ENTRY_DEPTH } from '../../src/domain/entry';
-import { STANDARD_TIER_MAX_BATCH_BYTES } from '../../src/embedded/broker/broker';
-import { FAULT_NAMES } from '../../src/embedded/faults';
-import type { Report } from '../../src/embedded/report';
+import { STANDARD_TIER_MAX_BATCH_BYTES } from '../../local/broker/broker';
+import { FAULT_NAMES } from '../../local/faults';
+import type { Report } from '../../local/report';
 import { SAMPLE_PATH } from '../support/e2e';
 import { parkIdFor } from '../../src/services/convoy/parking';
 import { expectAccountAddsUp } from '../support/account';

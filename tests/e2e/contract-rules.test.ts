@@ -1,11 +1,11 @@
 /**
  * Rules of docs/messages.md and docs/cli.md that the code had to guess before they were written
- * down (issue 11 section 5), each end to end through the embedded app and named for the rule. The
+ * down, each end to end through the embedded app and named for the rule. The
  * other rules of that section have their tests where the rule lives; the issue's report names them.
  */
 import type { Document } from '../../src/services/ports';
 import { added, created, deleted, FAST, ledger, runToEnd } from '../support/e2e';
-import { createEmbeddedApp } from '../../src/embedded/app';
+import { createEmbeddedApp } from '../../local/app';
 import { expectAccountAddsUp } from '../support/account';
 
 describe('the contract rules, end to end', () => {

@@ -8,9 +8,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { main } from '../../src/cli/start';
-import { createEmbeddedApp } from '../../src/embedded/app';
-import type { Report } from '../../src/embedded/report';
+import { main } from '../../local/cli/start';
+import { createEmbeddedApp } from '../../local/app';
+import type { Report } from '../../local/report';
 import { created, added, FAST, ledger, runToEnd } from '../support/e2e';
 import { expectAccountAddsUp } from '../support/account';
 

@@ -3,10 +3,10 @@
  * embedded broker and Functions host, the real function definitions, the embedded document store.
  */
 import { HANDLER_BACKOFF, type Backoff } from '../../src/services/backoff';
-import { scaledClock } from '../../src/embedded/outages';
+import { scaledClock } from '../../local/outages';
 import { randomUUID } from 'node:crypto';
 import { InvocationContext } from '@azure/functions';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { createRecordingTelemetry } from '../../src/adapters/telemetry';
 import { TransientError } from '../../src/domain/errors';
 import type { Entry } from '../../src/domain/entry';
@@ -16,11 +16,11 @@ import {
   createEmbeddedBroker,
   MAX_DELIVERY_COUNT_EXCEEDED,
   type EmbeddedBroker,
-} from '../../src/embedded/broker/broker';
-import { createEmbeddedApp, type EmbeddedApp } from '../../src/embedded/app';
-import { createFunctionsHost, type FunctionsHost } from '../../src/embedded/functions-host';
-import { registerAndCapture } from '../../src/embedded/worker/register';
-import type { Report, ReportOrder } from '../../src/embedded/report';
+} from '../../local/broker/broker';
+import { createEmbeddedApp, type EmbeddedApp } from '../../local/app';
+import { createFunctionsHost, type FunctionsHost } from '../../local/functions-host';
+import { registerAndCapture } from '../../local/worker/register';
+import type { Report, ReportOrder } from '../../local/report';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import {
   ORDERS_CONTAINER,

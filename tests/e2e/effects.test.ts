@@ -1,5 +1,5 @@
 /**
- * No committed effect is lost (issue 12 §2): the effects of an order's write (the park of a rejected
+ * No committed effect is lost: the effects of an order's write (the park of a rejected
  * entry, the saga start) stay pending in its outbox until done, whatever is written after it; a
  * replay of the message that caused them redoes them; a late re-send parks nothing twice. Each
  * dependency of an effect goes down for longer than the whole redelivery budget (2 deliveries of
@@ -7,8 +7,8 @@
  * the effect is done, once.
  */
 import type { Entry } from '../../src/domain/entry';
-import { faultRandom, type OutageName } from '../../src/embedded/faults';
-import { OUTAGE_START_CALLS } from '../../src/embedded/outages';
+import { faultRandom, type OutageName } from '../../local/faults';
+import { OUTAGE_START_CALLS } from '../../local/outages';
 import { replayDeadLettered } from '../../src/services/operations/replay';
 import type { OrderLine } from '../../src/domain/order';
 import { readOrderLines, type OrderDocument } from '../../src/services/order-documents';

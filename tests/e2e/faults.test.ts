@@ -2,9 +2,9 @@
  * docs/cli.md: with any of the faults the orders and the parked list equal those of the run without
  * them (for `reorder`, on input where no two entries compete for one slot or transactionId).
  */
-import { readInputFile } from '../../src/cli/input-file';
-import type { FaultSpec } from '../../src/embedded/faults';
-import type { Report } from '../../src/embedded/report';
+import { readInputFile } from '../../local/cli/input-file';
+import type { FaultSpec } from '../../local/faults';
+import type { Report } from '../../local/report';
 import { added, created, FAST, ledger, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';
 import { generateWorkload } from '../support/workload';
 

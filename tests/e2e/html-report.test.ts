@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { main } from '../../src/cli/start';
-import type { Report } from '../../src/embedded/report';
+import { main } from '../../local/cli/start';
+import type { Report } from '../../local/report';
 import { SAMPLE_PATH } from '../support/e2e';
 
 const CHROMIUM = '/usr/bin/chromium';

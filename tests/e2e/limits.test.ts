@@ -1,5 +1,5 @@
 /**
- * Issue 11 section 2: ids and sizes the contract allows work; what Service Bus would refuse is
+ * Ids and sizes the contract allows work; what Service Bus would refuse is
  * parked with a reason, alone, and the rest goes on. Nothing dead-letters.
  */
 import { entryMessage } from '../../src/services/convoy/ledger';

@@ -5,8 +5,8 @@
  * 90-second outages and the handlers' backoff take milliseconds.
  */
 import { readFileSync } from 'node:fs';
-import { readInputFile } from '../../src/cli/input-file';
-import type { FaultSpec } from '../../src/embedded/faults';
+import { readInputFile } from '../../local/cli/input-file';
+import type { FaultSpec } from '../../local/faults';
 import { FAST, runToEnd, SAMPLE_PATH, type RunResult } from '../support/e2e';
 
 const inputs = [...readInputFile(SAMPLE_PATH)];

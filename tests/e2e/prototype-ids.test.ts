@@ -1,11 +1,11 @@
 /**
- * Issue 11 section 2: ids the contract allows that are also names of Object.prototype's members
+ * Ids the contract allows that are also names of Object.prototype's members
  * (`constructor`, `toString`, `__proto__`, `hasOwnProperty`, `valueOf`) give the orders, sagas and
  * stock that any other ids give. The same input runs twice, once with those ids and once with each
  * renamed; the outcomes must be equal up to the renaming.
  */
-import { createEmbeddedApp, type LedgerInput } from '../../src/embedded/app';
-import type { Report } from '../../src/embedded/report';
+import { createEmbeddedApp, type LedgerInput } from '../../local/app';
+import type { Report } from '../../local/report';
 import type { Entry } from '../../src/domain/entry';
 import { expectAccountAddsUp } from '../support/account';
 

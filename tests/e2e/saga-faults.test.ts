@@ -1,9 +1,9 @@
 /**
- * The saga under seeded activity faults (docs/cli.md, issue 13): with `activityTransient` and
+ * The saga under seeded activity faults (docs/cli.md): with `activityTransient` and
  * `activityResultLost`, every saga ends with the outcome, the charges, the refunds and the stock of
  * the fault-free run, and one seed gives one run.
  */
-import { createEmbeddedApp, type EmbeddedAppOptions, type LedgerInput } from '../../src/embedded/app';
+import { createEmbeddedApp, type EmbeddedAppOptions, type LedgerInput } from '../../local/app';
 import type { Entry } from '../../src/domain/entry';
 import { expectAccountAddsUp } from '../support/account';
 

@@ -10,8 +10,8 @@ import {
   type EmbeddedApp,
   type EmbeddedAppOptions,
   type LedgerInput,
-} from '../../src/embedded/app';
-import type { Downstream } from '../../src/services/fulfillment/ports';
+} from '../../local/app';
+import type { Downstream } from '../../src/services/fulfillment/downstream-ports';
 import * as ordersApi from '../../src/services/fulfillment/orders-api';
 import type { OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
 import { readSagaRecord, type SagaRecord } from '../../src/services/fulfillment/saga-record';

@@ -1,10 +1,10 @@
 /**
- * docs/cli.md ("How a run ends"): the same input, seed and faults give the same report. Issue 13:
+ * docs/cli.md ("How a run ends"): the same input, seed and faults give the same report:
  * two runs with one seed give one report, with every fault that draws from the seed on at once.
  */
 import type { Entry } from '../../src/domain/entry';
-import type { LedgerInput } from '../../src/embedded/app';
-import type { FaultSpec } from '../../src/embedded/faults';
+import type { LedgerInput } from '../../local/app';
+import type { FaultSpec } from '../../local/faults';
 import { FAST, runToEnd } from '../support/e2e';
 import { generateWorkload } from '../support/workload';
 

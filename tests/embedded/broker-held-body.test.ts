@@ -1,12 +1,12 @@
 /**
- * The broker holds a JSON body as its text and copies it once per delivery (issue 16, item 5):
+ * The broker holds a JSON body as its text and copies it once per delivery:
  * neither the sender nor a handler can change what a later delivery gets, a body JSON would not
  * give back exactly keeps its structured copy, and the size is what the one estimate says.
  */
-import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
-import { deliveredJson } from '../../src/embedded/broker/clone-body';
-import { serviceBusBody } from '../../src/embedded/worker/service-bus';
-import { estimateMessageBytes, MessageSizeExceededError } from '../../src/embedded/broker/message-size';
+import { createEmbeddedBroker } from '../../local/broker/broker';
+import { deliveredJson } from '../../local/broker/clone-body';
+import { serviceBusBody } from '../../local/worker/service-bus';
+import { estimateMessageBytes, MessageSizeExceededError } from '../../local/broker/message-size';
 
 function queue(maxBatchBytes?: number): ReturnType<typeof createEmbeddedBroker> {
   const broker = createEmbeddedBroker(maxBatchBytes === undefined ? {} : { maxBatchBytes });

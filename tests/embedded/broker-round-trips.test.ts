@@ -1,7 +1,7 @@
 import type { ServiceBusQueueFunction } from '../../src/functions/definition';
-import { createEmbeddedBroker, type EmbeddedBroker } from '../../src/embedded/broker/broker';
-import { createFunctionsHost, type FunctionsHost } from '../../src/embedded/functions-host';
-import { registerAndCapture } from '../../src/embedded/worker/register';
+import { createEmbeddedBroker, type EmbeddedBroker } from '../../local/broker/broker';
+import { createFunctionsHost, type FunctionsHost } from '../../local/functions-host';
+import { registerAndCapture } from '../../local/worker/register';
 
 /**
  * The Functions host waits out a Service Bus round trip for each call its pumps make, as the

@@ -1,6 +1,6 @@
 /** The two broker operations the replay needs: settle one chosen message, take one dead letter out. */
 import { PermanentError } from '../../src/domain/errors';
-import { createEmbeddedBroker, type EmbeddedBroker } from '../../src/embedded/broker/broker';
+import { createEmbeddedBroker, type EmbeddedBroker } from '../../local/broker/broker';
 
 function brokerWithQueues(): EmbeddedBroker {
   const broker = createEmbeddedBroker();

@@ -6,14 +6,14 @@ import {
   MessageSizeExceededError,
   ServiceBusIdTooLongError,
   SessionLockLostError,
-} from '../../src/embedded/broker/broker';
+} from '../../local/broker/broker';
 import type {
   EmbeddedBroker,
   EmbeddedBrokerOptions,
   QueueOptions,
   ReceivedMessage,
   SessionReceiver,
-} from '../../src/embedded/broker/broker';
+} from '../../local/broker/broker';
 import type { OutgoingMessage } from '../../src/services/ports';
 
 interface TestClock {

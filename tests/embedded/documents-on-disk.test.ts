@@ -1,12 +1,12 @@
 /**
- * The app with `documentsOnDisk` (issue 16, item 5): the same run reports the same as with the
+ * The app with `documentsOnDisk`: the same run reports the same as with the
  * documents in memory, its store's texts are in a file of a temporary directory while it runs,
  * and `stop()` removes that directory.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { createEmbeddedApp, type EmbeddedApp } from '../../src/embedded/app';
+import { createEmbeddedApp, type EmbeddedApp } from '../../local/app';
 import { added, created, FAST, ledger } from '../support/e2e';
 
 const ORDERS = ['D-1', 'D-2', 'D-3'];

@@ -1,12 +1,12 @@
 /**
- * The broker's duplicate-detection history (src/embedded/broker/duplicate-history.ts), kept off the
+ * The broker's duplicate-detection history (local/broker/duplicate-history.ts), kept off the
  * heap: as Service Bus, exact on the MessageId (case, prefix and every code unit count) and
  * forgetting an id only once the window has passed, through a queue of chunks that grows and empties.
  */
 import fc from 'fast-check';
-import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
-import { AcceptanceTimes } from '../../src/embedded/broker/acceptance-times';
-import { DuplicateHistory } from '../../src/embedded/broker/duplicate-history';
+import { createEmbeddedBroker } from '../../local/broker/broker';
+import { AcceptanceTimes } from '../../local/broker/acceptance-times';
+import { DuplicateHistory } from '../../local/broker/duplicate-history';
 import { LOOK_ALIKE_KEYS } from '../support/look-alike-keys';
 
 const LOOKALIKES = ['O-1-T1:ab', 'O-1-T1:a', 'O-1-T1:abc', 'o-1-t1:ab', 'O-1-T1:AB', ...LOOK_ALIKE_KEYS];

@@ -7,8 +7,8 @@ import {
   type DurableDriver,
   type DurableDriverOptions,
   type HistoryEvent,
-} from '../../src/embedded/durable/driver';
-import { registerAndCapture } from '../../src/embedded/worker/register';
+} from '../../local/durable/driver';
+import { registerAndCapture } from '../../local/worker/register';
 
 const START = Date.parse('2024-05-01T08:00:00.000Z');
 

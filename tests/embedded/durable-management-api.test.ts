@@ -8,8 +8,8 @@ import * as df from 'durable-functions';
 import type { OrchestrationContext } from 'durable-functions';
 import { InvocationContext, trigger } from '@azure/functions';
 import { durableOrchestrationClient } from '../../src/adapters/azure/durable-client';
-import { createDurableDriver, type DurableDriver } from '../../src/embedded/durable/driver';
-import { registerAndCapture } from '../../src/embedded/worker/register';
+import { createDurableDriver, type DurableDriver } from '../../local/durable/driver';
+import { registerAndCapture } from '../../local/worker/register';
 
 const clientInput = df.input.durableClient();
 let driver: DurableDriver;

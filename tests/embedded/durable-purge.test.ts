@@ -4,7 +4,7 @@
  * (HttpApiHandler.cs `HandleDeleteHistoryWithFiltersRequestAsync`: created before a time, in the
  * given statuses). Before this, a run of N orders kept N instances with all their history.
  */
-import { createEmbeddedApp } from '../../src/embedded/app';
+import { createEmbeddedApp } from '../../local/app';
 import { added, created, FAST, ledger } from '../support/e2e';
 import { expectAccountAddsUp } from '../support/account';
 

@@ -8,10 +8,10 @@ import {
   createEmbeddedBroker,
   type EmbeddedBrokerOptions,
   type ReceivedMessage,
-} from '../../src/embedded/broker/broker';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+} from '../../local/broker/broker';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { TransientError } from '../../src/domain/errors';
-import { keyedRandom, withReorderFaults, withTransientFaults } from '../../src/embedded/faults';
+import { keyedRandom, withReorderFaults, withTransientFaults } from '../../local/faults';
 
 const IDS = Array.from({ length: 12 }, (_, i) => `m${i}`);
 

@@ -1,12 +1,12 @@
 import { input } from '@azure/functions';
 import type { InvocationContext, LogLevel } from '@azure/functions';
 import type { ServiceBusQueueFunction } from '../../src/functions/definition';
-import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
-import type { BrokerOutgoingMessage, EmbeddedBroker, QueueOptions } from '../../src/embedded/broker/broker';
-import { createFunctionsHost } from '../../src/embedded/functions-host';
-import { keyedRandom } from '../../src/embedded/faults';
-import { registerAndCapture } from '../../src/embedded/worker/register';
-import type { FunctionsHost, FunctionsHostOptions } from '../../src/embedded/functions-host';
+import { createEmbeddedBroker } from '../../local/broker/broker';
+import type { BrokerOutgoingMessage, EmbeddedBroker, QueueOptions } from '../../local/broker/broker';
+import { createFunctionsHost } from '../../local/functions-host';
+import { keyedRandom } from '../../local/faults';
+import { registerAndCapture } from '../../local/worker/register';
+import type { FunctionsHost, FunctionsHostOptions } from '../../local/functions-host';
 import type { OutgoingMessage } from '../../src/services/ports';
 
 type Handler = ServiceBusQueueFunction['handler'];

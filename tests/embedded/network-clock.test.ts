@@ -3,7 +3,7 @@
  * due whatever order they began in, and a closed clock lets the process go.
  */
 import { performance } from 'node:perf_hooks';
-import { createNetworkClock, MAX_LEAD_MS, type NetworkClock } from '../../src/embedded/network-clock';
+import { createNetworkClock, MAX_LEAD_MS, type NetworkClock } from '../../local/network-clock';
 
 describe('network clock', () => {
   let clock: NetworkClock;

@@ -1,7 +1,7 @@
 /** The outage faults: how `--faults` reads them, and when a dependency is down. */
 import { TransientError } from '../../src/domain/errors';
-import { faultRandom, parseFaults } from '../../src/embedded/faults';
-import { createOutage, OUTAGE_START_CALLS, withSendOutage, type AppClock } from '../../src/embedded/outages';
+import { faultRandom, parseFaults } from '../../local/faults';
+import { createOutage, OUTAGE_START_CALLS, withSendOutage, type AppClock } from '../../local/outages';
 import type { OutgoingMessage } from '../../src/services/ports';
 
 function manualClock(): AppClock & { advance(ms: number): void } {

@@ -1,4 +1,4 @@
-import { faultRandom, withReorderFaults } from '../../src/embedded/faults';
+import { faultRandom, withReorderFaults } from '../../local/faults';
 import type { MessageSender, OutgoingMessage } from '../../src/services/ports';
 
 /** A sender that answers after a turn of the event loop, as a real broker round trip would. */

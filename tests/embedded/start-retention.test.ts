@@ -1,10 +1,10 @@
 /**
- * What `npm start`'s app keeps while it runs (issue 16, item 5): the metric totals and a bounded
+ * What `npm start`'s app keeps while it runs: the metric totals and a bounded
  * tail of telemetry rather than every record, and no finished orchestration past the next purge;
  * the report is the same as an app that keeps everything.
  */
-import { createEmbeddedApp, type EmbeddedApp } from '../../src/embedded/app';
-import { START_RETENTION } from '../../src/cli/start';
+import { createEmbeddedApp, type EmbeddedApp } from '../../local/app';
+import { START_RETENTION } from '../../local/cli/start';
 import { createRecordingTelemetry } from '../../src/adapters/telemetry';
 import { added, created, FAST, ledger } from '../support/e2e';
 

@@ -7,10 +7,10 @@
  * library makes of them (`fromRpcTriggerMetadata.ts`, `fromRpcTypedData.ts`), run for real.
  */
 import type { InvocationContext } from '@azure/functions';
-import type { ReceivedMessage } from '../../src/embedded/broker/broker';
-import { serviceBusBindingData, serviceBusTriggerMetadata } from '../../src/embedded/worker/service-bus';
-import { registerAndCapture } from '../../src/embedded/worker/register';
-import { invokeForMessage, queueFunctionsOf } from '../../src/embedded/host/queue-function';
+import type { ReceivedMessage } from '../../local/broker/broker';
+import { serviceBusBindingData, serviceBusTriggerMetadata } from '../../local/worker/service-bus';
+import { registerAndCapture } from '../../local/worker/register';
+import { invokeForMessage, queueFunctionsOf } from '../../local/host/queue-function';
 import { asTheWorkerConverts } from '../../src/functions/delivered-message';
 
 const ENQUEUED = Date.UTC(2024, 0, 2, 3, 4, 5, 678);

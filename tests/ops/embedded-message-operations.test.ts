@@ -3,10 +3,10 @@
  * broker really took the message, whether the send failed or duplicate detection swallowed it.
  */
 import { PermanentError, TransientError } from '../../src/domain/errors';
-import { createEmbeddedBroker, type EmbeddedBroker } from '../../src/embedded/broker/broker';
-import { createAppQueues } from '../../src/embedded/queues';
+import { createEmbeddedBroker, type EmbeddedBroker } from '../../local/broker/broker';
+import { createAppQueues } from '../../local/app-queues';
 import { replayMessageId } from '../../src/services/operations/held-messages';
-import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
+import { createEmbeddedOperations } from '../../local/store/message-operations';
 import { parkedMessage } from '../../src/services/convoy/parking';
 
 function brokerWithAppQueues(now: () => number): EmbeddedBroker {

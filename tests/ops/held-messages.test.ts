@@ -8,7 +8,10 @@ import {
   summaryOf,
   withoutParkProperties,
 } from '../../src/services/operations/held-messages';
-import type { DeadLetteredMessage, ParkedMessage } from '../../src/services/operations/ports';
+import type {
+  DeadLetteredMessage,
+  ParkedMessage,
+} from '../../src/services/operations/message-operations-port';
 import { parkedAsRead } from '../support/parked';
 
 const entryBody = { transactionId: 'T-1', orderId: 'O-1', sequence: 2, type: 'OrderDeleted', data: {} };

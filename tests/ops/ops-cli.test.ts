@@ -1,8 +1,8 @@
-/** `npm run ops` (src/cli/ops.ts): the commands on the embedded broker, with captured output. */
+/** `npm run ops` (tools/ops/ops.ts): the commands on the embedded broker, with captured output. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PermanentError } from '../../src/domain/errors';
-import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../src/cli/ops';
+import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../tools/ops/ops';
 import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import {
   expectWorldAccounted,
@@ -186,6 +186,6 @@ describe('npm run ops', () => {
     const manifest = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(manifest.scripts.ops).toBe('node dist/src/cli/ops.js');
+    expect(manifest.scripts.ops).toBe('node dist/tools/ops/ops.js');
   });
 });

@@ -3,10 +3,10 @@
  * in under its own id, `parked` included when it would be parked again, must have forgotten it. An
  * entry's replay into `order-transactions` goes under a fresh id, so nothing needs forgetting.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
-import { createEmbeddedBroker } from '../../src/embedded/broker/broker';
-import { createAppQueues } from '../../src/embedded/queues';
-import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
+import { createEmbeddedStore } from '../../local/store/document-store';
+import { createEmbeddedBroker } from '../../local/broker/broker';
+import { createAppQueues } from '../../local/app-queues';
+import { createEmbeddedOperations } from '../../local/store/message-operations';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
 import { parkedMessage } from '../../src/services/convoy/parking';
 import { replayParked, type ReplayDeps } from '../../src/services/operations/replay';

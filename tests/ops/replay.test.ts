@@ -1,6 +1,6 @@
 /**
  * Replay end to end on the embedded runtime: the app parks or dead-letters messages, an operator
- * replays them (src/services/operations/replay.ts on src/adapters/embedded/message-operations.ts), the app drains, and
+ * replays them (src/services/operations/replay.ts on local/store/message-operations.ts), the app drains, and
  * the outcome is what the prediction said.
  */
 import { TransientError } from '../../src/domain/errors';

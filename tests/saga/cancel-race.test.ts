@@ -1,5 +1,5 @@
 /**
- * Issue 18: the cancel-versus-confirm race in the orchestration (src/functions/fulfill-order.ts) has
+ * The cancel-versus-confirm race in the orchestration (src/functions/fulfill-order.ts) has
  * two ways to hear of a cancel, and each must be needed by a test: the saga record (a cancel the API
  * recorded whose event never arrived: its raiseEvent failed) and the cancel event (one raised
  * straight through the durable client, with nothing recorded). The point-of-no-return tests deliver
@@ -9,7 +9,7 @@ import { TransientError } from '../../src/domain/errors';
 import { fulfillmentInstanceId } from '../../src/domain/saga';
 import { cancelOrder, type OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
 import { CANCEL_EVENT } from '../../src/services/fulfillment/starter';
-import type { Downstream } from '../../src/services/fulfillment/ports';
+import type { Downstream } from '../../src/services/fulfillment/downstream-ports';
 import {
   fulfillmentInput,
   line,

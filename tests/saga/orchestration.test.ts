@@ -1,5 +1,5 @@
 /**
- * The fulfillment orchestration under faults (issue 13), on the durable driver's virtual time:
+ * The fulfillment orchestration under faults, on the durable driver's virtual time:
  * every saga ends, the point of no return holds, and a person's decision is taken once.
  */
 import { fulfillmentInstanceId } from '../../src/domain/saga';

@@ -1,10 +1,10 @@
 /**
- * The point of no return and the API around it (issue 13 §2, §3), on the durable driver's virtual
+ * The point of no return and the API around it, on the durable driver's virtual
  * time: confirmOrder recovers forward, a cancel that comes once the saga reached it keeps the fee and
  * is answered so, repeats and concurrent decisions are answered for what they are.
  */
 import { TransientError } from '../../src/domain/errors';
-import { fulfillmentInstanceId, MAX_REASON_LENGTH } from '../../src/domain/saga';
+import { fulfillmentInstanceId, MAX_SAGA_REASON_LENGTH } from '../../src/domain/saga';
 import { ordersHttp } from '../../src/functions/http/orders-http';
 import { MAX_REQUEST_BODY_BYTES } from '../../src/functions/http/http-support';
 import {
@@ -13,7 +13,7 @@ import {
   reviewSaga,
   type OrdersApiDeps,
 } from '../../src/services/fulfillment/orders-api';
-import type { Downstream } from '../../src/services/fulfillment/ports';
+import type { Downstream } from '../../src/services/fulfillment/downstream-ports';
 import { invokeHttp } from '../support/http';
 import {
   fulfillmentInput,
@@ -263,7 +263,7 @@ describe('reasons a person can act on', () => {
     const record = await h.record('O-1');
     // Failed before: the reason carried the serialised .NET exception with its stack (about 1 KB).
     expect(record.reason).toBe('chargePayment failed after 3 attempts: bank gateway timed out');
-    expect(record.reason?.length).toBeLessThanOrEqual(MAX_REASON_LENGTH);
+    expect(record.reason?.length).toBeLessThanOrEqual(MAX_SAGA_REASON_LENGTH);
     for (const transition of record.transitions) expect(transition.reason ?? '').not.toMatch(/\n|\$type/);
     expect(await h.runtimeStatus(fulfillmentInstanceId('O-1'))).toBe('Completed');
   });

@@ -1,7 +1,7 @@
 /** The saga's activities (src/services/saga-activities.ts): the saga record as two-phase log and audit trail. */
 import { PermanentError, TransientError } from '../../src/domain/errors';
 import { fulfillmentInstanceId } from '../../src/domain/saga';
-import type { Downstream } from '../../src/services/fulfillment/ports';
+import type { Downstream } from '../../src/services/fulfillment/downstream-ports';
 import type { FulfillmentInput } from '../../src/services/ports';
 import {
   raiseSagaAlert,

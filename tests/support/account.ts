@@ -1,8 +1,8 @@
 /**
- * The identity every e2e run must hold (issue 11 section 4): each entry of the input ends in
+ * The identity every e2e run must hold: each entry of the input ends in
  * exactly one of the account's five outcomes, and none is counted twice.
  */
-import type { Report } from '../../src/embedded/report';
+import type { Report } from '../../local/report';
 
 /**
  * `twoOutcomes`: how many entries the test itself left applied with their message dead-lettered

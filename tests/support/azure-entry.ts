@@ -46,7 +46,7 @@ export function loadEntry(env: Record<string, string>): Registrations {
         orchestrations,
         activities,
       };
-      require('../../src/functions/index');
+      require('../../src/functions');
     });
     if (registrations === undefined) throw new Error('entry not loaded');
     return registrations;

@@ -1,5 +1,5 @@
 /** A convoy row of the bench made up for a test: 16 sessions at 2 ms, correct, beside a twin of equal speed. */
-import type { BenchRow } from '../../src/bench/results';
+import type { BenchRow } from '../../bench/results';
 
 export function convoyRow(change: Partial<BenchRow> = {}): BenchRow {
   return {

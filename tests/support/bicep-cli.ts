@@ -3,7 +3,7 @@
  * Azure.Bicep.CommandLine.linux-x64 (scripts/fetch-bicep.sh restores tools/bicep/bicep-cli.csproj,
  * which pins the version); a developer's own install is used first when there is one.
  *
- * Search order (issue 15): the BICEP_PATH setting, `bicep` on PATH, `~/.azure/bin/bicep` (where
+ * Search order: the BICEP_PATH setting, `bicep` on PATH, `~/.azure/bin/bicep` (where
  * `az bicep install` puts it), then the NuGet cache
  * (`$NUGET_PACKAGES` or `~/.nuget/packages`)/azure.bicep.commandline.linux-x64/<version>/tools/bicep.
  */

@@ -7,11 +7,11 @@ import {
   type EmbeddedApp,
   type EmbeddedAppOptions,
   type LedgerInput,
-} from '../../src/embedded/app';
-import type { FunctionsHostStats } from '../../src/embedded/functions-host';
-import type { QueueStats } from '../../src/embedded/broker/broker';
-import type { Report } from '../../src/embedded/report';
-import type { OutageName } from '../../src/embedded/faults';
+} from '../../local/app';
+import type { FunctionsHostStats } from '../../local/functions-host';
+import type { QueueStats } from '../../local/broker/broker';
+import type { Report } from '../../local/report';
+import type { OutageName } from '../../local/faults';
 import type { DeliveredMessage, TelemetryProperties } from '../../src/services/ports';
 import { expectAccountAddsUp } from './account';
 

@@ -2,12 +2,12 @@
  * The embedded app with operations on its broker, and a clock the tests can move past the
  * brokers' duplicate detection window (10 minutes embedded, as a replay must wait for it on Azure).
  */
-import { createEmbeddedApp, type EmbeddedApp, type EmbeddedAppOptions } from '../../src/embedded/app';
-import { createEmbeddedOperations } from '../../src/adapters/embedded/message-operations';
-import type { MessageOperations, ParkedMessage } from '../../src/services/operations/ports';
+import { createEmbeddedApp, type EmbeddedApp, type EmbeddedAppOptions } from '../../local/app';
+import { createEmbeddedOperations } from '../../local/store/message-operations';
+import type { MessageOperations, ParkedMessage } from '../../src/services/operations/message-operations-port';
 import type { ReplayDeps } from '../../src/services/operations/replay';
 import { quiet } from './e2e';
-import type { LedgerInput } from '../../src/embedded/app';
+import type { LedgerInput } from '../../local/app';
 import { expectAccountAddsUp } from './account';
 
 /**

@@ -1,7 +1,7 @@
 /** A parked message exactly as `park` writes it, read back as the operations see it. */
 import { parkedMessage } from '../../src/services/convoy/parking';
 import { parkInfoOf } from '../../src/services/operations/held-messages';
-import type { ParkedMessage } from '../../src/services/operations/ports';
+import type { ParkedMessage } from '../../src/services/operations/message-operations-port';
 
 export function parkedAsRead(
   request: Parameters<typeof parkedMessage>[0],

@@ -1,6 +1,6 @@
 /**
  * Lets a child `node` process run the TypeScript sources directly (`node -r tests/support/register-ts.js
- * src/cli/start.ts`), so that a test can run a CLI as its own process, with its output redirected,
+ * local/cli/start.ts`), so that a test can run a CLI as its own process, with its output redirected,
  * without building `dist/` first. Each file is transpiled on its own by the TypeScript compiler.
  */
 'use strict';

@@ -3,17 +3,17 @@
  * driver's virtual time, over the built-in downstream on the embedded store: hours of backoff and
  * review timeouts run in milliseconds, and each test may wrap the store or the downstream to fail.
  */
-import { registerAndCapture } from '../../src/embedded/worker/register';
+import { registerAndCapture } from '../../local/worker/register';
 import {
   createDurableDriver,
   type DurableDriver,
   type DurableDriverFaults,
-} from '../../src/embedded/durable/driver';
+} from '../../local/durable/driver';
 import { sagaDefinitions, type SagaPolicy } from '../../src/functions/fulfill-order';
 import { fulfillmentInstanceId } from '../../src/domain/saga';
 import { readSagaRecord, type SagaRecord } from '../../src/services/fulfillment/saga-record';
 import { FULFILL_ORDER } from '../../src/services/fulfillment/starter';
-import type { Downstream } from '../../src/services/fulfillment/ports';
+import type { Downstream } from '../../src/services/fulfillment/downstream-ports';
 import type { DocumentContainer, FulfillmentInput } from '../../src/services/ports';
 import { NOW, sagaDeps, world, type World, type WorldOptions } from './saga';
 

@@ -6,10 +6,10 @@ import {
   INVENTORY_CONTAINER,
   INVENTORY_PARTITION_KEY_PATH,
 } from '../../src/adapters/downstream';
-import { createEmbeddedStore, type EmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore, type EmbeddedStore } from '../../local/store/document-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from '../../src/adapters/telemetry';
 import type { OrderStatus, TransactionRecord } from '../../src/domain/order';
-import type { Carrier, Downstream, OrderLineInput } from '../../src/services/fulfillment/ports';
+import type { Carrier, Downstream, OrderLineInput } from '../../src/services/fulfillment/downstream-ports';
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,

@@ -5,8 +5,8 @@
  * sequence-conflict: entries whose fate depends on which copy arrives first, so not for `reorder`.
  */
 import type { Entry } from '../../src/domain/entry';
-import { seededRandom } from '../../src/embedded/faults';
-import type { LedgerInput } from '../../src/embedded/app';
+import { seededRandom } from '../../local/faults';
+import type { LedgerInput } from '../../local/app';
 import { added, amended, created, deleted, ledger, messageIdOf } from './e2e';
 
 export interface WorkloadOptions {

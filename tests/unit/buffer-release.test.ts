@@ -1,11 +1,11 @@
 /**
- * Issue 16: releasing a long buffer when its gap fills. Each released entry writes its transaction
+ * Releasing a long buffer when its gap fills. Each released entry writes its transaction
  * record, and a Cosmos DB transactional batch holds at most 100 operations (the embedded store
  * refuses more, as Azure does), so the consumer releases what fits in one batch, writes it, and goes
  * on in further batches, each a consistent state; a crash between two batches leaves the rest
  * releasable, and any later delivery on the order, a duplicate included, goes on draining.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import type { Entry } from '../../src/domain/entry';
 import { MAX_RECORD_WRITES, releasable } from '../../src/domain/order';
 import { createOrderCache } from '../../src/services/convoy/order-cache';

@@ -1,6 +1,6 @@
 /**
  * Rules of docs/messages.md (an entry) that the code had to guess before they were written down
- * (issue 11 section 5), each a test named for the rule.
+ *, each a test named for the rule.
  */
 import { describeProblems, validateEntry, type Validation } from '../../src/domain/entry';
 import { rawAdded, rawAmended, type Raw } from '../support/domain';

@@ -5,7 +5,7 @@
  */
 import {
   MAX_ENTRIES_PER_ORDER,
-  MAX_REASON_LENGTH,
+  MAX_ENTRY_REASON_LENGTH,
   orderIdProblem,
   parseLedgerMessage,
   validateEntry,
@@ -71,8 +71,8 @@ describe('an amendment', () => {
 describe("an order deletion's reason", () => {
   const base = rawDeleted(4, 'T-4');
 
-  it(`may be ${MAX_REASON_LENGTH} UTF-16 code units long, not one more`, () => {
-    expect(MAX_REASON_LENGTH).toBe(500);
+  it(`may be ${MAX_ENTRY_REASON_LENGTH} UTF-16 code units long, not one more`, () => {
+    expect(MAX_ENTRY_REASON_LENGTH).toBe(500);
     const longest = 'r'.repeat(500);
     expect(valueOf(validateEntry({ ...base, data: { reason: longest } })).data).toStrictEqual({
       reason: longest,

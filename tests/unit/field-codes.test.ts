@@ -1,5 +1,5 @@
 /**
- * The file-mode store's codes of its queried fields (src/adapters/embedded/field-codes.ts): what a
+ * The file-mode store's codes of its queried fields (local/store/field-codes.ts): what a
  * document's JSON has under a field, told from the document without parsing its text, must be what
  * the text has (checked against JSON.parse(JSON.stringify(...)) for every shape below), and a row
  * is ruled out of a condition only when its code proves it cannot match.
@@ -12,7 +12,7 @@ import {
   NOT_KNOWN,
   fieldValues,
   type FieldValue,
-} from '../../src/adapters/embedded/field-codes';
+} from '../../local/store/field-codes';
 import type { Document } from '../../src/services/ports';
 import { LOOK_ALIKE_KEYS } from '../support/look-alike-keys';
 

@@ -1,15 +1,15 @@
 /**
  * The file-mode store answers a query on a queried field from its codes of that field
- * (src/adapters/embedded/field-codes.ts): it reads the texts of only the documents that may match,
+ * (local/store/field-codes.ts): it reads the texts of only the documents that may match,
  * and answers exactly as the store with its texts in memory does, byte for byte (documents, their
  * order, `_etag`, `_ts`), across every way a document's text is written, replaced, deleted or expired.
  */
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEmbeddedStore, type EmbeddedStore } from '../../src/adapters/embedded/document-store';
-import { TextFile } from '../../src/adapters/embedded/text-file';
-import { MAX_VALUES } from '../../src/adapters/embedded/field-codes';
+import { createEmbeddedStore, type EmbeddedStore } from '../../local/store/document-store';
+import { TextFile } from '../../local/store/text-file';
+import { MAX_VALUES } from '../../local/store/field-codes';
 import type { BatchOperation, Document, DocumentContainer, QuerySpec } from '../../src/services/ports';
 import { LOOK_ALIKE_KEYS } from '../support/look-alike-keys';
 

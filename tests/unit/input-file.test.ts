@@ -1,13 +1,13 @@
 /**
- * `npm start` reads its input file a chunk at a time (src/cli/input-file.ts), three times: to check
+ * `npm start` reads its input file a chunk at a time (local/cli/input-file.ts), three times: to check
  * it, to send it and for the report's account. Each reading must see exactly the lines that reading
  * the whole text would, wherever a chunk ends.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { entryCount, fileLines, readInputFile, surveyInputFile } from '../../src/cli/input-file';
-import { UsageError } from '../../src/cli/flags';
+import { entryCount, fileLines, readInputFile, surveyInputFile } from '../../local/cli/input-file';
+import { UsageError } from '../../tools/cli/flags';
 
 let dir: string;
 beforeAll(() => {

@@ -1,8 +1,8 @@
-/** The report file is written in chunks (src/cli/json-file.ts) that must join to JSON.stringify's text. */
+/** The report file is written in chunks (tools/cli/json-file.ts) that must join to JSON.stringify's text. */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { prettyJsonChunks, writeJsonFile } from '../../src/cli/json-file';
+import { prettyJsonChunks, writeJsonFile } from '../../tools/cli/json-file';
 import { added, created, FAST, ledger, runToEnd } from '../support/e2e';
 
 const values: Array<[string, unknown]> = [

@@ -1,10 +1,10 @@
 /**
- * The off-heap key table (src/adapters/embedded/key-table.ts) behind the file-mode store's index and
+ * The off-heap key table (local/store/key-table.ts) behind the file-mode store's index and
  * the broker's duplicate-detection history: exact on every code unit, whatever the hash says, and
  * the same as a Map of the keys through growth, removals, reused rows and a compacted arena.
  */
 import fc from 'fast-check';
-import { KeyTable, MAX_KEY_UNITS } from '../../src/adapters/embedded/key-table';
+import { KeyTable, MAX_KEY_UNITS } from '../../local/store/key-table';
 import { LOOK_ALIKE_KEYS } from '../support/look-alike-keys';
 
 /** Keys that a hash or an encoding could take for one another. */

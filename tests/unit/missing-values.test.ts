@@ -1,10 +1,10 @@
 /**
  * No silent fallbacks: a value the code relies on and does not have is an error naming it, never
- * an empty string cached or sent on (issue 10: `etag: result.results[1].etag ?? ''`).
+ * an empty string cached or sent on (such as `etag: result.results[1].etag ?? ''`).
  */
 import { PermanentError } from '../../src/domain/errors';
 import { newOrderState } from '../../src/domain/order';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
 import {

@@ -3,16 +3,16 @@
  * each request, its errors worded exactly, on a fake of the broker's operations.
  * tests/ops/operations-http.test.ts runs them behind the HTTP functions on the embedded app.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { PermanentError, TransientError } from '../../src/domain/errors';
-import { isOperableQueue, OPERABLE_QUEUES } from '../../src/services/operations/ports';
+import { isOperableQueue, OPERABLE_QUEUES } from '../../src/services/operations/message-operations-port';
 import type {
   DeadLetteredMessage,
   MessageOperations,
   OperableQueue,
   ParkedMessage,
   QueueBacklog,
-} from '../../src/services/operations/ports';
+} from '../../src/services/operations/message-operations-port';
 import {
   listDeadLettered,
   listParked,

@@ -3,7 +3,7 @@
  * one attempt limit; the result is the one of the change that was written.
  */
 import { TransientError } from '../../src/domain/errors';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import {
   MAX_WRITE_ATTEMPTS,
   updateDocument,

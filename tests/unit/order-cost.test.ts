@@ -1,11 +1,11 @@
 /**
- * Issue 16, item 2: what one entry costs does not grow with the length of its order. Counted, not
+ * What one entry costs does not grow with the length of its order. Counted, not
  * timed: the bytes the consumer writes to the store per entry, and the property reads `decideEntry`
  * makes of the stored state, at 10 and at 1,000 entries per order. Before the order was split into
  * a header and one transaction record per transaction, every entry rewrote all of the order's lines
  * and digests (about 100 KB per entry at 1,000) and the decision copied its `transactions` map.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { entryDigest } from '../../src/domain/digest';
 import type { Entry } from '../../src/domain/entry';
 import { decideEntry, newOrderState, type OrderState } from '../../src/domain/order';

@@ -1,5 +1,5 @@
 /** The documents of one order's partition (src/services/order-documents.ts), on the embedded store. */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { sha256Hex } from '../../src/domain/digest';
 import { PermanentError } from '../../src/domain/errors';
 import { newOrderState, type TransactionRecord } from '../../src/domain/order';

@@ -6,7 +6,7 @@
 import {
   MAX_ENTRIES_PER_ORDER,
   MAX_ID_LENGTH,
-  MAX_REASON_LENGTH,
+  MAX_ENTRY_REASON_LENGTH,
   MAX_TEXT_LENGTH,
   parseEntryMessage,
   type Entry,
@@ -96,7 +96,7 @@ describe('the bounds that keep an order document within 2 MB', () => {
       problemsOf({
         ...added(2),
         type: 'OrderDeleted',
-        data: { reason: 'r'.repeat(MAX_REASON_LENGTH + 1) },
+        data: { reason: 'r'.repeat(MAX_ENTRY_REASON_LENGTH + 1) },
       }).join(),
     ).toMatch(/data\.reason must be at most 500/);
     expect(problemsOf(added(MAX_ENTRIES_PER_ORDER + 1)).join()).toMatch(

@@ -3,7 +3,7 @@
  * and recording ports: the outcome of each entry, what it tells the telemetry, what it parks and
  * starts, and what its writes leave in the store and in the session's cache.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import type { Entry } from '../../src/domain/entry';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import {

@@ -1,6 +1,6 @@
-/** `npm start` feeds the ledger as the app takes it (src/cli/pacing.ts). */
-import { backlogOf, hasRoom, waitForRoom, type Backlog } from '../../src/cli/pacing';
-import { createEmbeddedApp } from '../../src/embedded/app';
+/** `npm start` feeds the ledger as the app takes it (local/cli/pacing.ts). */
+import { backlogOf, hasRoom, waitForRoom, type Backlog } from '../../local/cli/pacing';
+import { createEmbeddedApp } from '../../local/app';
 import { added, created, FAST, ledger } from '../support/e2e';
 
 describe('pacing the input', () => {

@@ -2,7 +2,7 @@
 import { parkedMessage, type ParkRequest } from '../../src/services/convoy/parking';
 import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../../src/services/message-size';
 import { sha256Hex } from '../../src/domain/digest';
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';

@@ -1,10 +1,10 @@
 /**
- * Issue 18: the reload-and-retry of the order write, run by what really makes it run: two consumer
+ * The reload-and-retry of the order write, run by what really makes it run: two consumer
  * processes (each its own session cache) applying DIFFERENT entries of one order, one of them on a
  * stale or cold cache. The racing-delivery tests elsewhere deliver the same message twice, where the
  * entry's transaction record always loses first and these branches never run.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { createOrderCache, type OrderCache } from '../../src/services/convoy/order-cache';
 import {
   processOrderTransaction,

@@ -1,9 +1,9 @@
 /**
- * Own-property records (src/domain/records.ts): lookups never find an inherited member, writes never
+ * Own-property records (src/domain/own-properties.ts): lookups never find an inherited member, writes never
  * replace the prototype, and the copies leave the original alone.
  */
-import { hasOwnKey, ownValue, setOwn, withOwn, withoutOwn } from '../../src/domain/records';
-import type { OwnRecord } from '../../src/domain/records';
+import { hasOwnKey, ownValue, setOwn, withOwn, withoutOwn } from '../../src/domain/own-properties';
+import type { OwnRecord } from '../../src/domain/own-properties';
 
 describe('ownValue and hasOwnKey', () => {
   it('find an own value, falsy ones included', () => {

@@ -3,7 +3,7 @@
  * broker's operations and on the embedded store, with no app running: every prediction text, every
  * refusal and its reason, exactly. tests/ops/replay.test.ts runs the same paths end to end.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import { entryDigest, entryMessageId } from '../../src/domain/digest';
 import { describeProblems, validateEntry, type Entry } from '../../src/domain/entry';
 import { TransientError } from '../../src/domain/errors';
@@ -17,7 +17,7 @@ import type {
   OperableQueue,
   ParkedMessage,
   QueueInfo,
-} from '../../src/services/operations/ports';
+} from '../../src/services/operations/message-operations-port';
 import {
   inspect,
   predictReplay,

@@ -2,7 +2,7 @@
  * The saga record's own helpers (src/services/fulfillment/saga-record.ts) and the starter's names
  * (src/services/fulfillment/starter.ts), over the embedded document store.
  */
-import { createEmbeddedStore } from '../../src/adapters/embedded/document-store';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import {
   MAX_TRANSITIONS,
   readSagaRecord,

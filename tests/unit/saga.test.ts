@@ -15,7 +15,7 @@ import {
   COMPENSATIONS,
   OPERATIONS,
   SETTLEMENTS,
-  MAX_REASON_LENGTH,
+  MAX_SAGA_REASON_LENGTH,
   failureReason,
   oneLine,
   settlementsFor,
@@ -274,11 +274,11 @@ describe('oneLine', () => {
     expect(oneLine('abcde', 5)).toBe('abcde');
     expect(oneLine('abcdef', 5)).toBe('abcd…');
     expect(oneLine('abc defgh', 5)).toBe('abc…');
-    expect(oneLine('x'.repeat(MAX_REASON_LENGTH))).toBe('x'.repeat(MAX_REASON_LENGTH));
-    const cut = oneLine('y'.repeat(MAX_REASON_LENGTH + 1));
-    expect(cut).toBe(`${'y'.repeat(MAX_REASON_LENGTH - 1)}…`);
-    expect(cut).toHaveLength(MAX_REASON_LENGTH);
-    expect(MAX_REASON_LENGTH).toBe(300);
+    expect(oneLine('x'.repeat(MAX_SAGA_REASON_LENGTH))).toBe('x'.repeat(MAX_SAGA_REASON_LENGTH));
+    const cut = oneLine('y'.repeat(MAX_SAGA_REASON_LENGTH + 1));
+    expect(cut).toBe(`${'y'.repeat(MAX_SAGA_REASON_LENGTH - 1)}…`);
+    expect(cut).toHaveLength(MAX_SAGA_REASON_LENGTH);
+    expect(MAX_SAGA_REASON_LENGTH).toBe(300);
   });
 });
 
@@ -292,6 +292,6 @@ describe('failureReason', () => {
     );
     expect(
       failureReason('createShipment', { retriesRanOut: false, attempts: 1, message: 'z'.repeat(400) }),
-    ).toHaveLength(MAX_REASON_LENGTH);
+    ).toHaveLength(MAX_SAGA_REASON_LENGTH);
   });
 });

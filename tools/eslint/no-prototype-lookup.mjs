@@ -1,14 +1,14 @@
 /**
  * Lookups by a computed key on a plain record (a type with a string index signature, such as
  * Record<string, T>) reach Object.prototype: `record[key]` finds `constructor` or `toString`, and
- * `record['__proto__'] = value` replaces the prototype. Issue 11: ids the contract allows are such
+ * `record['__proto__'] = value` replaces the prototype. Ids the contract allows are such
  * keys. The rule needs types (an array's numeric index, a tuple, or a literal key on a record is
- * fine; a string variable on a record is not): use Map, or the helpers of src/domain/records.ts.
+ * fine; a string variable on a record is not): use Map, or the helpers of src/domain/own-properties.ts.
  * `key in record` with a non-literal key is refused for the same reason.
  */
 import { ESLintUtils } from '@typescript-eslint/utils';
 
-const createRule = ESLintUtils.RuleCreator(() => 'src/domain/records.ts');
+const createRule = ESLintUtils.RuleCreator(() => 'src/domain/own-properties.ts');
 
 function hasStringIndex(checker, type) {
   if (type.isUnion()) return type.types.some((part) => hasStringIndex(checker, part));
@@ -30,7 +30,7 @@ export default createRule({
     docs: { description: 'No lookup by a computed string key on a plain record' },
     messages: {
       index:
-        'Computed lookup on a plain record can reach Object.prototype: use a Map, or ownValue/setOwn from src/domain/records.ts.',
+        'Computed lookup on a plain record can reach Object.prototype: use a Map, or ownValue/setOwn from src/domain/own-properties.ts.',
       inOperator: '`in` with a computed key reaches Object.prototype: use Object.hasOwn or a Map.',
     },
     schema: [],

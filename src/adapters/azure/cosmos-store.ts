@@ -45,7 +45,7 @@ import {
   sortStored,
   withoutServiceFields,
 } from '../document-rules';
-import { ownValue } from '../../domain/records';
+import { ownValue } from '../../domain/own-properties';
 import { checkQueriedFields } from '../indexing-policy';
 
 export interface CosmosClientSettings {

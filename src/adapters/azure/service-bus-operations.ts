@@ -28,12 +28,12 @@ import type {
   ParkedMessage,
   QueueBacklog,
   ReplayDelivery,
-} from '../../services/operations/ports';
+} from '../../services/operations/message-operations-port';
 import type { ApplicationProperties } from '../../services/ports';
 import { QUEUE, QUEUE_FLAGS } from '../../services/queues';
 import { DEFAULTS, isoDurationMs } from '../settings';
 import { classify, toServiceBusMessage } from './service-bus-sender';
-import { setOwn } from '../../domain/records';
+import { setOwn } from '../../domain/own-properties';
 
 /** The fields of a received message the operations read; `ServiceBusReceivedMessage` has them all. */
 export interface ReceivedLike {

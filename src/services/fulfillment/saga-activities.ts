@@ -14,7 +14,7 @@ import {
   type OperationName,
   type SagaStatus,
 } from '../../domain/saga';
-import type { Downstream } from './ports';
+import type { Downstream } from './downstream-ports';
 import type { Change } from '../optimistic-update';
 import type { DocumentContainer, FulfillmentInput, Telemetry } from '../ports';
 import { readOrderLines } from '../order-documents';

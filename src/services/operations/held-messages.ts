@@ -11,8 +11,8 @@ import {
   type OperableQueue,
   type ParkInfo,
   type ParkedMessage,
-} from './ports';
-import { setOwn } from '../../domain/records';
+} from './message-operations-port';
+import { setOwn } from '../../domain/own-properties';
 
 /** The properties `parkedMessage` adds that belong to the park, not to the message. */
 const PARK_ONLY_PROPERTIES: readonly string[] = [

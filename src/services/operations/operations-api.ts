@@ -5,7 +5,12 @@
  */
 import { AppError } from '../../domain/errors';
 import { detailOf, summaryOf } from './held-messages';
-import { isOperableQueue, OPERABLE_QUEUES, type OperableQueue, type QueueBacklog } from './ports';
+import {
+  isOperableQueue,
+  OPERABLE_QUEUES,
+  type OperableQueue,
+  type QueueBacklog,
+} from './message-operations-port';
 import { inspect, replayDeadLettered, replayParked, type ReplayDeps, type ReplayResult } from './replay';
 
 export type OperationsApiDeps = ReplayDeps;

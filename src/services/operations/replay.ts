@@ -14,7 +14,7 @@ import type {
   OperableQueue,
   ParkedMessage,
   ReplayDelivery,
-} from './ports';
+} from './message-operations-port';
 import { readRecords, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OutgoingMessage } from '../ports';
 import { QUEUE } from '../queues';

@@ -1,0 +1,190 @@
+/** The `--input` file of `npm start`: one ledger message a line, each checked before the run. */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
+import { estimateMessageBytes, MAX_SERVICE_BUS_ID_LENGTH } from '../broker/broker';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/services/message-size';
+import { entriesOf } from '../entry-account';
+import { UsageError } from '../../tools/cli/flags';
+
+export interface InputLine {
+  /** Where it came from, `file:line`, for a message that names it. */
+  where: string;
+  messageId: string;
+  sessionId: string;
+  body: unknown;
+}
+
+/**
+ * The entries a ledger message carries, counted as the report's account counts them (the progress
+ * line's total is that account's `entries`); 0 when none.
+ */
+export function entryCount(body: unknown): number {
+  return entriesOf(body)?.length ?? 0;
+}
+
+/**
+ * What the broker would refuse, found before the run with the broker's own measures: an id over
+ * Service Bus's length, or a message over the size it accepts (the same estimate and limit it sends with).
+ */
+function checkBrokerLimits(where: string, line: Omit<InputLine, 'where'>, maxMessageBytes: number): void {
+  for (const field of ['messageId', 'sessionId'] as const) {
+    const length = line[field].length;
+    if (length > MAX_SERVICE_BUS_ID_LENGTH) {
+      throw new UsageError(
+        `${where}: ${field} is ${length} characters, over the broker's limit of ${MAX_SERVICE_BUS_ID_LENGTH}`,
+      );
+    }
+  }
+  const bytes = estimateMessageBytes(line);
+  if (bytes > maxMessageBytes) {
+    throw new UsageError(
+      `${where}: message ${line.messageId} is about ${bytes} bytes, over the broker's ` +
+        `${maxMessageBytes}-byte limit per message; split its entries over several ledger messages`,
+    );
+  }
+}
+
+/**
+ * One line of the file as a ledger message; undefined for a blank line. A line that is not such an
+ * object stops the run, naming the line.
+ */
+export function parseInputLine(line: string, where: string, maxMessageBytes: number): InputLine | undefined {
+  if (line.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (error) {
+    if ((error as Error).name === 'RangeError')
+      throw new UsageError(`${where}: nested too deeply to read as JSON`);
+    throw new UsageError(`${where}: not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`${where}: must be an object {"messageId", "sessionId", "body"}`);
+  }
+  const record = parsed as Record<string, unknown>;
+  if (typeof record.messageId !== 'string' || record.messageId === '') {
+    throw new UsageError(`${where}: messageId must be a non-empty string`);
+  }
+  if (record.sessionId !== undefined && (typeof record.sessionId !== 'string' || record.sessionId === '')) {
+    throw new UsageError(`${where}: sessionId must be a non-empty string when present`);
+  }
+  if (!Object.hasOwn(record, 'body')) throw new UsageError(`${where}: body is missing`);
+  const message = {
+    messageId: record.messageId,
+    sessionId: (record.sessionId as string | undefined) ?? 'main',
+    body: record.body,
+  };
+  checkBrokerLimits(where, message, maxMessageBytes);
+  return { where, ...message };
+}
+
+// A byte-order mark opens many files saved on Windows; JSON allows none, so it is read past here.
+const withoutBom = (text: string): string => (text.startsWith('\ufeff') ? text.slice(1) : text);
+
+const READ_CHUNK_BYTES = 1 << 20;
+
+/**
+ * The file's lines, read a chunk at a time so that a large input is never held whole: split as
+ * `split(/\r?\n/)` splits a whole text (at LF, a CR before it dropped), UTF-8 decoded across chunk ends.
+ */
+export function* fileLines(path: string, chunkBytes: number = READ_CHUNK_BYTES): Generator<string> {
+  const refused = (error: unknown): UsageError =>
+    new UsageError(`cannot read --input ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw refused(error);
+  }
+  try {
+    const decoder = new StringDecoder('utf8');
+    const chunk = Buffer.alloc(chunkBytes);
+    let pending = '';
+    let first = true;
+    for (;;) {
+      let read: number;
+      try {
+        read = readSync(fd, chunk, 0, chunk.length, null);
+      } catch (error) {
+        // A directory opens, and refuses only its first read (EISDIR).
+        throw refused(error);
+      }
+      pending += read === 0 ? decoder.end() : decoder.write(chunk.subarray(0, read));
+      if (first && pending.length > 0) {
+        pending = withoutBom(pending);
+        first = false;
+      }
+      let from = 0;
+      for (let at = pending.indexOf('\n'); at !== -1; at = pending.indexOf('\n', from)) {
+        yield pending.slice(from, at > from && pending.charCodeAt(at - 1) === 13 ? at - 1 : at);
+        from = at + 1;
+      }
+      pending = pending.slice(from);
+      if (read === 0) break;
+    }
+    yield pending;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The file's ledger messages, one at a time, each checked by `parseInputLine`. */
+export function* readInputFile(
+  path: string,
+  name: string = path,
+  maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
+): Generator<InputLine> {
+  let number = 0;
+  for (const line of fileLines(path)) {
+    number += 1;
+    const message = parseInputLine(line, `${name}:${number}`, maxMessageBytes);
+    if (message !== undefined) yield message;
+  }
+}
+
+/**
+ * Lines that reuse an earlier line's `messageId` with other content: the ledger queue's duplicate
+ * detection (docs/messages.md) drops them without a word, so the loader says so. Exact repeats are not
+ * named: dropping them loses nothing.
+ */
+export function messageIdReuse(): (message: InputLine) => string | undefined {
+  // Each first use is remembered by its content's SHA-256, not the content: the check reads a large
+  // input one line at a time and must not keep it.
+  const first = new Map<string, { where: string; content: string }>();
+  return (message) => {
+    const content = createHash('sha256')
+      .update(`${message.sessionId}\n${JSON.stringify(message.body)}`)
+      .digest('base64');
+    const earlier = first.get(message.messageId);
+    if (earlier === undefined) {
+      first.set(message.messageId, { where: message.where, content });
+      return undefined;
+    }
+    if (earlier.content === content) return undefined;
+    return (
+      `${message.where}: messageId ${message.messageId} was already used at ${earlier.where} with other ` +
+      "content; the broker's duplicate detection will drop this message: give a changed batch a new messageId"
+    );
+  };
+}
+
+/** What the run says before it starts: every line checked, with the warnings and counts it prints. */
+export interface InputSurvey {
+  ledgerMessages: number;
+  entries: number;
+  warnings: string[];
+}
+
+/** One pass over the file that checks every line, keeping none of them. */
+export function surveyInputFile(path: string, name: string, maxMessageBytes?: number): InputSurvey {
+  const check = messageIdReuse();
+  const survey: InputSurvey = { ledgerMessages: 0, entries: 0, warnings: [] };
+  for (const message of readInputFile(path, name, maxMessageBytes)) {
+    survey.ledgerMessages += 1;
+    survey.entries += entryCount(message.body);
+    const warning = check(message);
+    if (warning !== undefined) survey.warnings.push(warning);
+  }
+  return survey;
+}

@@ -1,0 +1,191 @@
+/**
+ * `npm start`: runs the whole pipeline on the embedded runtime (docs/cli.md). Exit code 0 when the
+ * run completed, whatever the input held; 2 with a message when it could not run.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parseCatalog } from '../../src/adapters/settings';
+import { ConfigurationError, PermanentError } from '../../src/domain/errors';
+import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
+import { readInputFile, surveyInputFile, type InputSurvey } from './input-file';
+import { createEmbeddedApp, type EmbeddedAppOptions } from '../app';
+import { snapshotOf, startProgress } from './progress';
+import { summary } from './summary';
+import { createTimelineRecorder } from '../timeline';
+import { buildRunPicture } from './run-picture';
+import { renderHtml } from './html-report';
+import { runMain } from '../../tools/cli/run-main';
+import { writeJsonFile } from '../../tools/cli/json-file';
+import { backlogOf, waitForRoom } from './pacing';
+
+/** The package root, found from here whether this runs compiled (dist/local/cli) or from source. */
+function packageRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+const SAMPLES = join(packageRoot(), 'samples');
+
+/** What `npm start`'s app keeps while it runs: enough for the report and the progress line, no more. */
+export const START_RETENTION = {
+  // The report reads every saga's outcome from its record in the store, never from the driver's
+  // history, and a submission redelivered after a purge finds that record ended and stops
+  // (saga-activities `begin`): a finished instance can go at the next purge, within a second.
+  // Kept for a minute, 20,000 orders held some 700 bytes per entry of history.
+  purgeFinishedAfterMs: 0,
+  // Only the totals feed the report and the progress line; every record was 15 % of peak memory.
+  keepTelemetryRecords: false,
+  // Each cached order is a whole parsed document; a miss costs one read. A thousand covers the
+  // orders whose entries are in flight in a burst of 8 sessions many times over.
+  orderCacheCapacity: 1000,
+  // The store's documents are most of what a run holds: 20,000 orders x 10 entries keep some 89 MB
+  // of JSON text. In a file of a temp dir (removed at the end); the index of it is off the heap too.
+  documentsOnDisk: true,
+} as const satisfies EmbeddedAppOptions;
+
+function readText(path: string, what: string): string {
+  try {
+    const text = readFileSync(path, 'utf8');
+    return text.startsWith('\ufeff') ? text.slice(1) : text;
+  } catch (error) {
+    throw new UsageError(
+      `cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  }
+}
+
+interface Input {
+  path: string;
+  catalog: Record<string, number>;
+  survey: InputSurvey;
+}
+
+/**
+ * The input checked whole before the run, and kept by none of it: the run reads the file again as
+ * it sends, and the report's account once more, so a large input never sits in memory.
+ */
+function loadInput(options: CliOptions): Input {
+  const path = options.input ?? resolve(SAMPLES, 'ledger.ndjson');
+  const catalogPath =
+    options.catalog ?? (options.input === undefined ? resolve(SAMPLES, 'catalog.json') : undefined);
+  let catalog: Record<string, number> = {};
+  if (catalogPath !== undefined) {
+    try {
+      catalog = parseCatalog(readText(catalogPath, '--catalog'), '--catalog');
+    } catch (error) {
+      if (error instanceof ConfigurationError) throw new UsageError(`${catalogPath}: ${error.message}`);
+      throw error;
+    }
+  }
+  return { path, catalog, survey: surveyInputFile(path, path, options.maxMessageBytes) };
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let options: CliOptions;
+  let input: Input;
+  try {
+    options = parseCliArgs(argv);
+    if (options.help) {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
+    input = loadInput(options);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+
+  for (const warning of input.survey.warnings) process.stderr.write(`warning: ${warning}\n`);
+  if (options.input !== undefined && options.catalog === undefined && !options.quiet) {
+    process.stderr.write(
+      'warning: --input without --catalog: no sku has stock, so every saga will compensate ' +
+        'with "unknown sku"; give --catalog FILE ({"SKU-1": 100, ...}), e.g. samples/catalog.json\n',
+    );
+  }
+
+  const started = Date.now();
+  // Only a run asked for its picture records when each entry met its outcome.
+  const timeline = options.html === undefined ? undefined : createTimelineRecorder();
+  const app = createEmbeddedApp({
+    seed: options.seed,
+    faults: options.faults,
+    maxConcurrentSessions: options.maxConcurrentSessions,
+    catalog: input.catalog,
+    creditLimit: options.creditLimit,
+    maxMessageBytes: options.maxMessageBytes,
+    sessionIdleTimeoutMs: options.sessionIdleMs,
+    ...START_RETENTION,
+    accountInputs: () => readInputFile(input.path, input.path, options.maxMessageBytes),
+    ...(timeline === undefined ? {} : { instrument: { telemetry: timeline.wrap } }),
+    log: () => undefined,
+  });
+  const totalEntries = input.survey.entries;
+  const progress = startProgress(() => snapshotOf(app), {
+    totalEntries,
+    maxSessions: options.maxConcurrentSessions,
+    mode: options.quiet ? 'off' : process.stdout.isTTY === true ? 'live' : 'lines',
+    write: (text) => process.stdout.write(text),
+  });
+  try {
+    for (const message of readInputFile(input.path, input.path, options.maxMessageBytes)) {
+      try {
+        await waitForRoom(() => backlogOf(app));
+        await app.sendLedger([message]);
+      } catch (error) {
+        // Checked before the run with the broker's own measures; should a refusal still come, it names the line.
+        if (!(error instanceof PermanentError)) throw error;
+        process.stderr.write(`${message.where}: the broker refused it: ${error.message}\n`);
+        await app.stop();
+        return 2;
+      }
+    }
+    await app.drain();
+  } finally {
+    progress.stop();
+  }
+  const report = await app.report();
+  const picture =
+    timeline === undefined ? undefined : await buildRunPicture(app, report, timeline, input.path);
+  await app.stop();
+  if (options.html !== undefined && picture !== undefined) writeFileSync(options.html, renderHtml(picture));
+
+  if (options.report !== undefined) writeJsonFile(options.report, report);
+  if (!options.quiet) {
+    const text = summary(report, {
+      input: input.path,
+      ledgerMessages: input.survey.ledgerMessages,
+      entries: totalEntries,
+      seconds: (Date.now() - started) / 1000,
+      reportPath: options.report,
+      htmlPath: options.html,
+    });
+    process.stdout.write(`${text}\n`);
+  }
+  return 0;
+}
+
+/**
+ * Ctrl-C or a kill ends the run with the conventional 128 + signal number, through `process.exit`,
+ * so that what the app clears at exit (its documents' temp dir) is cleared; Node's default for these
+ * signals ends the process without its exit handlers.
+ */
+function exitOnSignals(): void {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\nthe run was interrupted (${signal}): no report was written\n`);
+      process.exit(code);
+    });
+  }
+}
+
+if (require.main === module) {
+  exitOnSignals();
+  runMain(() => main(process.argv.slice(2)), 'the run');
+}

@@ -1,0 +1,151 @@
+/**
+ * MessageOperations on the embedded broker: what an operator does on Azure, done to the broker that
+ * runs inside the embedded app (and the tests).
+ */
+import { compareText } from '../../src/domain/compare';
+import { PermanentError } from '../../src/domain/errors';
+import { parkInfoOf, replayTargetOf } from '../../src/services/operations/held-messages';
+import type {
+  DeadLetteredMessage,
+  HeldMessage,
+  Listing,
+  MessageOperations,
+  OperableQueue,
+  ParkedMessage,
+  QueueBacklog,
+  ReplayDelivery,
+} from '../../src/services/operations/message-operations-port';
+import { QUEUE } from '../../src/services/queues';
+import type { BrokerDeadLetter, EmbeddedBroker, PeekedMessage, ReceivedMessage } from '../broker/broker';
+
+function held(message: PeekedMessage | BrokerDeadLetter): HeldMessage {
+  return {
+    messageId: message.messageId,
+    sessionId: message.sessionId ?? null,
+    body: message.body,
+    correlationId: message.correlationId ?? null,
+    subject: message.subject ?? null,
+    applicationProperties: { ...message.applicationProperties },
+    sequenceNumber: String(message.sequenceNumber),
+    enqueuedTimeUtc: message.enqueuedTimeUtc,
+    deliveryCount: message.deliveryCount,
+  };
+}
+
+export function parkedOf(message: PeekedMessage): ParkedMessage {
+  return { ...held(message), kind: 'parked', park: parkInfoOf(message.applicationProperties) };
+}
+
+export function deadLetteredOf(queue: OperableQueue, message: BrokerDeadLetter): DeadLetteredMessage {
+  return {
+    ...held(message),
+    kind: 'dead-lettered',
+    queue,
+    deadLetterReason: message.deadLetterReason,
+    deadLetterDescription: message.deadLetterErrorDescription,
+  };
+}
+
+export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperations {
+  const listParked = (): ParkedMessage[] => broker.peek(QUEUE.parked).map(parkedOf);
+  const listDeadLettered = (queue: OperableQueue): DeadLetteredMessage[] =>
+    broker.deadLetters(queue).map((message) => deadLetteredOf(queue, message));
+
+  /**
+   * Sends the replay and says whether the broker took it. Duplicate detection drops a known id
+   * without an error, here as on Azure; the broker's counter is the one place that shows it, and
+   * the held copy must then stay where it is.
+   */
+  async function send(message: ParkedMessage | DeadLetteredMessage): Promise<ReplayDelivery> {
+    const target = replayTargetOf(message);
+    if (!target.ok) throw new PermanentError('replay-target', target.reason);
+    const detectedBefore = broker.stats()[target.queue].duplicatesDetected;
+    await broker.send(target.queue, [target.message]);
+    if (broker.stats()[target.queue].duplicatesDetected > detectedBefore) {
+      throw new PermanentError(
+        'replay-dropped',
+        `${target.queue} dropped the replay of ${message.messageId} as a duplicate; it stays where it was`,
+      );
+    }
+    return {
+      delivered: true,
+      queue: target.queue,
+      sessionId: target.message.sessionId ?? null,
+      messageId: target.message.messageId,
+    };
+  }
+
+  return {
+    async listParked(): Promise<Listing<ParkedMessage>> {
+      return { messages: listParked(), truncated: false };
+    },
+
+    async listDeadLettered(queue): Promise<Listing<DeadLetteredMessage>> {
+      return { messages: listDeadLettered(queue), truncated: false };
+    },
+
+    async findParked(messageId) {
+      return listParked().find((message) => message.messageId === messageId);
+    },
+
+    async findDeadLettered(queue, messageId) {
+      return listDeadLettered(queue).find((message) => message.messageId === messageId);
+    },
+
+    async replayParked(message) {
+      const locked: ReceivedMessage | undefined = broker.receiveBySequenceNumber(
+        QUEUE.parked,
+        Number(message.sequenceNumber),
+      );
+      if (locked === undefined || locked.messageId !== message.messageId) {
+        if (locked !== undefined) broker.abandon(locked);
+        return { delivered: false };
+      }
+      let delivery: ReplayDelivery;
+      try {
+        delivery = await send(message);
+      } catch (error) {
+        broker.abandon(locked);
+        throw error;
+      }
+      broker.complete(locked);
+      return delivery;
+    },
+
+    async replayDeadLettered(message) {
+      const sequenceNumber = Number(message.sequenceNumber);
+      const stillThere = broker
+        .deadLetters(message.queue)
+        .some((letter) => letter.sequenceNumber === sequenceNumber && letter.messageId === message.messageId);
+      if (!stillThere) return { delivered: false };
+      const delivery = await send(message);
+      broker.takeDeadLetter(message.queue, sequenceNumber);
+      return delivery;
+    },
+
+    async backlog(queue): Promise<QueueBacklog> {
+      const sessions = broker.queueSettings(queue).requiresSession
+        ? broker
+            .sessions(queue)
+            .filter((session) => session.pending > 0)
+            .map(({ sessionId, pending }) => ({ sessionId, pending }))
+            .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId))
+        : [];
+      return {
+        queue,
+        activeMessages: broker.peek(queue).length,
+        deadLetteredMessages: broker.deadLetters(queue).length,
+        sessions,
+        truncated: false,
+      };
+    },
+
+    async queueInfo(queue) {
+      const settings = broker.queueSettings(queue);
+      return {
+        requiresSession: settings.requiresSession,
+        duplicateDetectionWindowMs: settings.duplicateDetection ? settings.duplicateDetectionWindowMs : null,
+      };
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/** The command line of `npm run ops`: parsed into one command, or a usage error naming what is wrong. */
+import {
+  isOperableQueue,
+  OPERABLE_QUEUES,
+  type OperableQueue,
+} from '../../src/services/operations/message-operations-port';
+import { flagHelp, parseFlags, UsageError, type FlagSpec } from '../cli/flags';
+
+export type OpsCommand =
+  | { name: 'help' }
+  | { name: 'parked list'; json: boolean }
+  | { name: 'parked show'; messageId: string }
+  | { name: 'parked replay'; messageId: string; force: boolean; json: boolean }
+  | { name: 'dlq list'; queue: OperableQueue; json: boolean }
+  | { name: 'dlq show'; queue: OperableQueue; messageId: string }
+  | { name: 'dlq replay'; queue: OperableQueue; messageId: string; force: boolean; json: boolean }
+  | { name: 'sessions'; queue: OperableQueue; json: boolean };
+
+const OPS_COMMANDS = `usage: npm run ops -- <command> [--json]
+
+  parked list                              parked messages, oldest first
+  parked show <messageId>                  one parked message in full, and what a replay would do
+  parked replay <messageId> [--force]      replay it into the queue and session it came from
+  dlq list <queue>                         dead-lettered messages of a queue
+  dlq show <queue> <messageId>             one dead-lettered message in full
+  dlq replay <queue> <messageId> [--force] replay it into the queue it died in
+  sessions <queue>                         active and dead-lettered counts, messages pending per session`;
+
+export const OPS_FLAGS: readonly FlagSpec[] = [
+  { name: 'json', meaning: 'print JSON instead of a table', default: 'a table' },
+  { name: 'force', meaning: 'replay even what would be parked again or have no effect', default: 'off' },
+  { name: 'help', short: 'h', meaning: 'print this help and exit' },
+];
+
+export const OPS_USAGE = flagHelp(
+  OPS_COMMANDS,
+  OPS_FLAGS,
+  `queues: ${OPERABLE_QUEUES.join(', ')}
+A messageId that starts with "-" goes after --: parked show -- -odd-id.
+A replay that would be parked again or have no effect is refused unless --force; one that the
+queue's duplicate detection would drop, or a ledger entry still invalid, is refused even then.
+Exit codes: 0 done, 1 refused or failed (the reason is printed), 2 usage or configuration error.`,
+);
+
+function queueArgument(value: string | undefined): OperableQueue {
+  if (value === undefined) throw new UsageError(`a queue is required: one of ${OPERABLE_QUEUES.join(', ')}`);
+  if (!isOperableQueue(value)) {
+    throw new UsageError(`unknown queue ${JSON.stringify(value)}: one of ${OPERABLE_QUEUES.join(', ')}`);
+  }
+  return value;
+}
+
+function messageIdArgument(value: string | undefined): string {
+  if (value === undefined || value === '') throw new UsageError('a messageId is required');
+  return value;
+}
+
+export function parseOpsArgs(argv: readonly string[]): OpsCommand {
+  const parsed = parseFlags(OPS_FLAGS, argv, { command: 'npm run ops', allowPositionals: true });
+  const words = parsed.positionals;
+  if (parsed.values.has('help') || words[0] === 'help') return { name: 'help' };
+  const force = parsed.values.has('force');
+  const json = parsed.values.has('json');
+
+  const [group, action, ...rest] = words;
+  const expect = (count: number, command: OpsCommand): OpsCommand => {
+    const extra = words.slice(count);
+    if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+    if (force && !command.name.endsWith('replay')) throw new UsageError('--force applies to a replay only');
+    return command;
+  };
+
+  switch (group) {
+    case undefined:
+      throw new UsageError('a command is required');
+    case 'parked':
+      if (action === 'list') return expect(2, { name: 'parked list', json });
+      if (action === 'show') return expect(3, { name: 'parked show', messageId: messageIdArgument(rest[0]) });
+      if (action === 'replay') {
+        return expect(3, { name: 'parked replay', messageId: messageIdArgument(rest[0]), force, json });
+      }
+      throw new UsageError(`parked takes list, show or replay, got ${JSON.stringify(action ?? '')}`);
+    case 'dlq':
+      if (action === 'list') return expect(3, { name: 'dlq list', queue: queueArgument(rest[0]), json });
+      if (action === 'show') {
+        return expect(4, {
+          name: 'dlq show',
+          queue: queueArgument(rest[0]),
+          messageId: messageIdArgument(rest[1]),
+        });
+      }
+      if (action === 'replay') {
+        return expect(4, {
+          name: 'dlq replay',
+          queue: queueArgument(rest[0]),
+          messageId: messageIdArgument(rest[1]),
+          force,
+          json,
+        });
+      }
+      throw new UsageError(`dlq takes list, show or replay, got ${JSON.stringify(action ?? '')}`);
+    case 'sessions':
+      return expect(2, { name: 'sessions', queue: queueArgument(action), json });
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(group)}`);
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * `npm run ops -- <command>`: an operator's view of a deployed app's parked and dead-lettered
+ * messages, their replay, and the session backlog. It talks to Azure when the app's settings are
+ * in the environment; the embedded runtime has nothing to operate on from outside, as its broker
+ * lives in memory inside `npm start` (its report lists what was parked and dead-lettered).
+ */
+import { DefaultAzureCredential } from '@azure/identity';
+import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
+import { queriedFieldsOf } from '../../src/adapters/indexing-policy';
+import {
+  connectServiceBus,
+  createServiceBusOperations,
+} from '../../src/adapters/azure/service-bus-operations';
+import { readSettings, SETTING } from '../../src/adapters/settings';
+import { ConfigurationError, errorMessage } from '../../src/domain/errors';
+import { detailOf } from '../../src/services/operations/held-messages';
+import type {
+  DeadLetteredMessage,
+  Listing,
+  MessageOperations,
+  ParkedMessage,
+  QueueBacklog,
+} from '../../src/services/operations/message-operations-port';
+import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
+import {
+  inspect,
+  replayDeadLettered,
+  replayParked,
+  type ReplayDeps,
+  type ReplayResult,
+} from '../../src/services/operations/replay';
+import { UsageError } from '../cli/flags';
+import { OPS_USAGE, parseOpsArgs, type OpsCommand } from './ops-args';
+import { textTable } from '../cli/text-table';
+import { runMain } from '../cli/run-main';
+
+type RunnableCommand = Exclude<OpsCommand, { name: 'help' }>;
+
+export interface OpsOutput {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const processOutput: OpsOutput = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+const shortened = (text: string, max = 70): string =>
+  text.length > max ? `${text.slice(0, max - 3)}...` : text;
+const iso = (ms: number): string => new Date(ms).toISOString();
+const json = (value: unknown): string => JSON.stringify(value, null, 2);
+
+function truncationNote(truncated: boolean): string[] {
+  return truncated ? ['(the listing stopped at its bound: there are more)'] : [];
+}
+
+function parkedTable(listing: Listing<ParkedMessage>): string {
+  if (listing.messages.length === 0) return 'no parked messages';
+  return [
+    textTable([
+      ['messageId', 'from', 'session', 'reason', 'parked at', 'description'],
+      ...listing.messages.map((message) => [
+        message.messageId,
+        message.park.fromQueue ?? '?',
+        message.park.fromSessionId ?? '-',
+        message.park.reason,
+        iso(message.enqueuedTimeUtc),
+        shortened(message.park.description),
+      ]),
+    ]),
+    `${listing.messages.length} parked`,
+    ...truncationNote(listing.truncated),
+  ].join('\n');
+}
+
+function deadLetterTable(queue: string, listing: Listing<DeadLetteredMessage>): string {
+  if (listing.messages.length === 0) return `no dead-lettered messages in ${queue}`;
+  return [
+    textTable([
+      ['messageId', 'session', 'deliveries', 'enqueued at', 'reason', 'description'],
+      ...listing.messages.map((message) => [
+        message.messageId,
+        message.sessionId ?? '-',
+        String(message.deliveryCount),
+        iso(message.enqueuedTimeUtc),
+        message.deadLetterReason ?? '-',
+        shortened(message.deadLetterDescription ?? ''),
+      ]),
+    ]),
+    `${listing.messages.length} dead-lettered in ${queue}`,
+    ...truncationNote(listing.truncated),
+  ].join('\n');
+}
+
+function backlogText(backlog: QueueBacklog): string {
+  const counts = `${backlog.queue}: ${backlog.activeMessages} active, ${backlog.deadLetteredMessages} dead-lettered`;
+  if (backlog.sessions.length === 0) return counts;
+  return [
+    counts,
+    '',
+    textTable([
+      ['session', 'pending'],
+      ...backlog.sessions.map((session) => [session.sessionId, String(session.pending)]),
+    ]),
+    ...truncationNote(backlog.truncated),
+  ].join('\n');
+}
+
+function reportReplay(result: ReplayResult, asJson: boolean, output: OpsOutput): number {
+  if (asJson) output.out(json(result));
+  if (!result.replayed) {
+    if (!asJson) output.err(`refused (${result.refusal}): ${result.reason}`);
+    return 1;
+  }
+  if (!asJson) {
+    output.out(
+      `replayed ${result.messageId} into ${result.queue}` +
+        (result.sessionId === null ? '' : ` (session ${result.sessionId})`) +
+        (result.forced ? ', forced' : '') +
+        `; expected: ${result.prediction.outcome}: ${result.prediction.description}`,
+    );
+  }
+  return 0;
+}
+
+async function execute(command: RunnableCommand, deps: ReplayDeps, output: OpsOutput): Promise<number> {
+  const { operations } = deps;
+  switch (command.name) {
+    case 'parked list': {
+      const listing = await operations.listParked();
+      output.out(command.json ? json(listing) : parkedTable(listing));
+      return 0;
+    }
+    case 'parked show': {
+      const message = await operations.findParked(command.messageId);
+      if (message === undefined) {
+        output.err(`no parked message ${command.messageId}`);
+        return 1;
+      }
+      output.out(json({ ...detailOf(message), replay: (await inspect(deps, message)).replay }));
+      return 0;
+    }
+    case 'parked replay':
+      return reportReplay(
+        await replayParked(deps, command.messageId, { force: command.force }),
+        command.json,
+        output,
+      );
+    case 'dlq list': {
+      const listing = await operations.listDeadLettered(command.queue);
+      output.out(command.json ? json(listing) : deadLetterTable(command.queue, listing));
+      return 0;
+    }
+    case 'dlq show': {
+      const message = await operations.findDeadLettered(command.queue, command.messageId);
+      if (message === undefined) {
+        output.err(`no dead-lettered message ${command.messageId} in ${command.queue}`);
+        return 1;
+      }
+      output.out(json({ ...detailOf(message), replay: (await inspect(deps, message)).replay }));
+      return 0;
+    }
+    case 'dlq replay':
+      return reportReplay(
+        await replayDeadLettered(deps, command.queue, command.messageId, { force: command.force }),
+        command.json,
+        output,
+      );
+    case 'sessions': {
+      const backlog = await operations.backlog(command.queue);
+      output.out(command.json ? json(backlog) : backlogText(backlog));
+      return 0;
+    }
+  }
+}
+
+/** Help and usage errors are answered before anything runs: no setting or sign-in is needed for them. */
+function parsed(argv: readonly string[], output: OpsOutput): { command: RunnableCommand } | { code: number } {
+  let command: OpsCommand;
+  try {
+    command = parseOpsArgs(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const hint = error.message.includes('--help') ? '' : ' (npm run ops -- --help lists the commands)';
+    output.err(`${error.message}${hint}`);
+    return { code: 2 };
+  }
+  if (command.name !== 'help') return { command };
+  output.out(OPS_USAGE);
+  return { code: 0 };
+}
+
+/** The whole command on any MessageOperations: the CLI runs it on Azure, the tests on the embedded broker. */
+export async function runOpsCommand(
+  operations: MessageOperations,
+  replayDeps: Omit<ReplayDeps, 'operations'>,
+  argv: readonly string[],
+  output: OpsOutput,
+): Promise<number> {
+  const request = parsed(argv, output);
+  if ('code' in request) return request.code;
+  try {
+    return await execute(request.command, { ...replayDeps, operations }, output);
+  } catch (error) {
+    output.err(`failed: ${errorMessage(error)}`);
+    return 1;
+  }
+}
+
+export const NO_AZURE_SETTINGS =
+  `nothing to operate on: set ${SETTING.serviceBusNamespace} and ${SETTING.cosmosEndpoint} ` +
+  '(and sign in, e.g. `az login`) to operate on a deployed app. The embedded runtime keeps its queues ' +
+  'in memory inside `npm start` and they end with it; its --report lists what was parked and dead-lettered.';
+
+export async function main(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  output: OpsOutput,
+): Promise<number> {
+  const request = parsed(argv, output);
+  if ('code' in request) return request.code;
+  if (!env[SETTING.serviceBusNamespace]?.trim() && !env[SETTING.cosmosEndpoint]?.trim()) {
+    output.err(NO_AZURE_SETTINGS);
+    return 2;
+  }
+  let settings: ReturnType<typeof readSettings>;
+  try {
+    settings = readSettings(env);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    output.err(error.message);
+    return 2;
+  }
+  const credential = new DefaultAzureCredential({
+    managedIdentityClientId: settings.managedIdentityClientId,
+  });
+  const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential), {
+    duplicateDetectionWindowMs: settings.duplicateDetectionWindowMs,
+  });
+  const orders = createCosmosContainer(
+    createCosmosClient({ endpoint: settings.cosmosEndpoint, credential })
+      .database(settings.cosmosDatabase)
+      .container(ORDERS_CONTAINER),
+    ORDERS_PARTITION_KEY_PATH,
+    { queriedFields: queriedFieldsOf(ORDERS_CONTAINER) },
+  );
+  try {
+    return await runOpsCommand(operations, { orders, now: Date.now }, argv, output);
+  } finally {
+    await operations.close();
+  }
+}
+
+if (require.main === module) runMain(() => main(process.argv.slice(2), process.env, processOutput), 'ops');

@@ -13,28 +13,9 @@ import { replayDeadLettered } from '../../src/services/operations/replay';
 import type { OrderLine } from '../../src/domain/order';
 import { readOrderLines, type OrderDocument } from '../../src/services/order-documents';
 import { added, amended, created, ledger, messageIdOf } from '../support/e2e';
-import {
-  expectWorldAccounted,
-  fakeDateOnly,
-  moveClockPastDuplicateWindow,
-  opsWorld,
-  run,
-  type OpsWorld,
-} from '../support/ops';
+import { moveClockPastDuplicateWindow, opsWorld, useOpsWorlds, run, type OpsWorld } from '../support/ops';
 
-let world: OpsWorld | undefined;
-
-beforeEach(fakeDateOnly);
-afterEach(async () => {
-  try {
-    // Whatever the test replayed, every entry of its ledger input is accounted for once.
-    await expectWorldAccounted(world);
-  } finally {
-    await world?.app.stop();
-  }
-  world = undefined;
-  jest.useRealTimers();
-});
+useOpsWorlds();
 
 /** A seed whose outage of `name` begins at the dependency's `call`-th call. */
 function seedStartingAt(name: OutageName, call: number): number {
@@ -90,7 +71,7 @@ const parkingBatch = ledger('B-2', [created('O-2', 'T-21'), rejected]);
 
 describe('the saga start, with the durable task hub down past every redelivery', () => {
   it('dead-letters the final entry, whose write committed; a replay at once starts the saga, once', async () => {
-    world = downLongerThanRedeliveries('durableOutage', 1);
+    const world = downLongerThanRedeliveries('durableOutage', 1);
     await run(world, [batch]);
     expect(await deadLetteredIds(world)).toEqual([messageIdOf(submitting)]);
     expect(await orderOf(world, 'O-1')).toMatchObject({ status: 'submitted' });
@@ -106,7 +87,7 @@ describe('the saga start, with the durable task hub down past every redelivery',
   });
 
   it('a later write to the order keeps the pending start and does it', async () => {
-    world = downLongerThanRedeliveries('durableOutage', 1);
+    const world = downLongerThanRedeliveries('durableOutage', 1);
     await run(world, [batch]);
     expect(await deadLetteredIds(world)).toEqual([messageIdOf(submitting)]);
     await outageOver(world);
@@ -129,7 +110,7 @@ describe('the saga start, with the durable task hub down past every redelivery',
 describe('the park of a rejected entry, with parked unreachable past every redelivery', () => {
   // The first send (the ledger's forwarding) goes through; the outage begins with the park.
   it('dead-letters the rejected entry, whose slot is taken; a replay at once parks it, once', async () => {
-    world = downLongerThanRedeliveries('sendOutage', 2);
+    const world = downLongerThanRedeliveries('sendOutage', 2);
     await run(world, [parkingBatch]);
     expect(await deadLetteredIds(world)).toEqual([messageIdOf(rejected)]);
     expect(await orderOf(world, 'O-2')).toMatchObject({ appliedSequence: 2 });
@@ -148,7 +129,7 @@ describe('the park of a rejected entry, with parked unreachable past every redel
   });
 
   it('a later write to the order keeps the pending park and does it; a late re-send parks nothing twice', async () => {
-    world = downLongerThanRedeliveries('sendOutage', 2);
+    const world = downLongerThanRedeliveries('sendOutage', 2);
     await run(world, [parkingBatch]);
     expect(await deadLetteredIds(world)).toEqual([messageIdOf(rejected)]);
     await outageOver(world);
@@ -166,7 +147,7 @@ describe('the park of a rejected entry, with parked unreachable past every redel
 
 describe('a late re-send', () => {
   it('of a rejected entry, after every duplicate detection window: parks nothing twice', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     await run(world, [parkingBatch]);
     expect(await parkedIds(world)).toEqual([messageIdOf(rejected)]);
     moveClockPastDuplicateWindow();
@@ -177,7 +158,7 @@ describe('a late re-send', () => {
 
 describe('the store down past every redelivery', () => {
   it('dead-letters the entries; replayed at once after the outage, each applies exactly once', async () => {
-    world = downLongerThanRedeliveries('storeOutage', 1);
+    const world = downLongerThanRedeliveries('storeOutage', 1);
     const entries = [created('O-3', 'T-31'), added('O-3', 'T-32', 2, 2, 50)];
     await run(world, [ledger('B-5', entries)]);
     expect((await deadLetteredIds(world)).sort()).toEqual(entries.map(messageIdOf).sort());

@@ -6,28 +6,18 @@ import type { ReplayDeps } from '../../src/services/operations/replay';
 import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import { invokeHttp } from '../support/http';
 import {
-  expectWorldAccounted,
-  fakeDateOnly,
   moveClockPastDuplicateWindow,
   opsWorld,
+  useOpsWorlds,
   parkedReasons,
   type OpsWorld,
 } from '../support/ops';
 
-let world: OpsWorld | undefined;
 const logged: unknown[][] = [];
 
-beforeEach(fakeDateOnly);
-afterEach(async () => {
-  try {
-    // Whatever the test replayed, every entry of its ledger input is accounted for once.
-    await expectWorldAccounted(world);
-  } finally {
-    await world?.app.stop();
-  }
-  world = undefined;
+useOpsWorlds();
+afterEach(() => {
   logged.length = 0;
-  jest.useRealTimers();
 });
 
 function call(
@@ -78,7 +68,7 @@ describe('operations HTTP functions', () => {
   });
 
   it('lists parked messages without their bodies and shows one in full with what a replay would do', async () => {
-    world = await withMisroutedParked();
+    const world = await withMisroutedParked();
     const list = await call(world.deps, 'opsListParked', {});
     expect(list.status).toBe(200);
     expect(list.jsonBody).toMatchObject({
@@ -112,7 +102,7 @@ describe('operations HTTP functions', () => {
   });
 
   it('answers a refused replay with 409 and the reason, a bad body with 400, and replays when forced', async () => {
-    world = await withMisroutedParked();
+    const world = await withMisroutedParked();
     const refused = await call(world.deps, 'opsReplayParked', { messageId: id });
     expect(refused).toMatchObject({
       status: 409,
@@ -149,7 +139,7 @@ describe('operations HTTP functions', () => {
   });
 
   it('checks the queue name of dead-letter and session routes', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { deps } = world;
     await expect(call(deps, 'opsListDeadLettered', { queue: 'bogus' })).resolves.toMatchObject({
       status: 400,
@@ -184,7 +174,7 @@ describe('operations HTTP functions', () => {
   });
 
   it('answers 503 when the broker fails in a way that may clear', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const failing: ReplayDeps = {
       ...world.deps,
       operations: {

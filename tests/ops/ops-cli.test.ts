@@ -5,28 +5,15 @@ import { PermanentError } from '../../src/domain/errors';
 import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../tools/ops/ops';
 import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import {
-  expectWorldAccounted,
-  fakeDateOnly,
   moveClockPastDuplicateWindow,
   opsWorld,
+  useOpsWorlds,
   parkedReasons,
   run,
   type OpsWorld,
 } from '../support/ops';
 
-let world: OpsWorld | undefined;
-
-beforeEach(fakeDateOnly);
-afterEach(async () => {
-  try {
-    // Whatever the test replayed, every entry of its ledger input is accounted for once.
-    await expectWorldAccounted(world);
-  } finally {
-    await world?.app.stop();
-  }
-  world = undefined;
-  jest.useRealTimers();
-});
+useOpsWorlds();
 
 interface Captured extends OpsOutput {
   stdout: string[];
@@ -53,7 +40,7 @@ const id = messageIdOf(misrouted);
 
 describe('npm run ops', () => {
   it('lists, shows and replays parked messages, refusing what would park again unless forced', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     await world.app.broker.send('order-transactions', [entryMessageFor(misrouted, 'O-B')]);
     await run(world, [
       { messageId: 'B-X', sessionId: 'main', body: { batchId: 'B-X', entries: 'not a batch' } },
@@ -94,7 +81,7 @@ describe('npm run ops', () => {
   });
 
   it('shows dead-letter queues and the session backlog', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     await expect(ops(world, 'dlq', 'list', 'ledger')).resolves.toEqual({
       code: 0,
       stdout: 'no dead-lettered messages in ledger',
@@ -113,7 +100,7 @@ describe('npm run ops', () => {
   });
 
   it('answers usage errors with 2 and the usage, help with 0', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const usage: Array<[string[], string]> = [
       [[], 'a command is required'],
       [['parked'], 'parked takes list, show or replay'],
@@ -149,7 +136,7 @@ describe('npm run ops', () => {
   });
 
   it('answers a failing operation with 1 and the reason', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const output = captured();
     const failing = {
       ...world.operations,

@@ -13,28 +13,15 @@ import type { BatchOperation, BatchResult } from '../../src/services/ports';
 import { replayDeadLettered, replayParked } from '../../src/services/operations/replay';
 import { added, created, entryMessageFor, ledger, messageIdOf } from '../support/e2e';
 import {
-  expectWorldAccounted,
-  fakeDateOnly,
   moveClockPastDuplicateWindow,
   opsWorld,
+  useOpsWorlds,
   parkedReasons,
   run,
   type OpsWorld,
 } from '../support/ops';
 
-let world: OpsWorld | undefined;
-
-beforeEach(fakeDateOnly);
-afterEach(async () => {
-  try {
-    // Whatever the test replayed, every entry of its ledger input is accounted for once.
-    await expectWorldAccounted(world);
-  } finally {
-    await world?.app.stop();
-  }
-  world = undefined;
-  jest.useRealTimers();
-});
+useOpsWorlds();
 
 const invocations = (w: OpsWorld, name: 'orderTransactions' | 'ledgerProcessor'): number =>
   w.app.host.stats().byFunction[name].invocations;
@@ -50,7 +37,7 @@ async function orderOf(
 
 describe('replaying a parked message', () => {
   it('misrouted: refused as it would be misrouted again; forced, it is processed and parked again', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { app, operations, deps } = world;
     const entry = added('O-A', 'T-A2', 2);
     const id = messageIdOf(entry);
@@ -88,7 +75,7 @@ describe('replaying a parked message', () => {
   });
 
   it('rejected on an order that did not exist: refused as having no effect, or as parked again', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { app, operations, deps } = world;
     const first = added('O-R', 'T-R1', 1);
     const second = added('O-R', 'T-R2', 2);
@@ -133,7 +120,7 @@ describe('replaying a parked message', () => {
   });
 
   it('sequence-conflict with a buffered rival: refused before and after the gap fills; forced, parked again', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { app, operations, deps } = world;
     const rival = added('O-S', 'T-S3b', 3, 9, 9);
     await run(world, [
@@ -172,7 +159,7 @@ describe('replaying a parked message', () => {
   });
 
   it('digest-mismatch: a reused transactionId stays refused', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { operations, deps } = world;
     const reused: Entry = {
       transactionId: 'T-D1',
@@ -193,7 +180,7 @@ describe('replaying a parked message', () => {
   });
 
   it('an invalid ledger entry: nothing to fix, refused even when forced, as it would come back under another id', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { operations, deps } = world;
     const broken = { transactionId: 'T-I2', orderId: 'O-I', sequence: 2, type: 'TransactionAdded', data: {} };
     await run(world, [ledger('B-I', [created('O-I', 'T-I1'), broken])]);
@@ -217,7 +204,7 @@ describe('replaying a parked message', () => {
   });
 
   it('a ledger entry a stricter deployment parked, valid now: replayed as its batch, applied as it would have been', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { app, operations, deps } = world;
     const entry = created('O-V', 'T-V1');
     await app.broker.send('parked', [
@@ -254,7 +241,7 @@ describe('replaying a parked message', () => {
   });
 
   it('an unknown messageId is not found', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     await expect(replayParked(world.deps, 'nope')).resolves.toMatchObject({
       replayed: false,
       refusal: 'not-found',
@@ -279,7 +266,7 @@ function failBatchesOf(w: OpsWorld, orderId: string, mode: 'before' | 'after-com
 
 describe('replaying a dead-lettered message', () => {
   it('transient failures that never cleared: after the fix, the replays apply the order', async () => {
-    world = opsWorld({ maxDeliveryCount: 3 });
+    const world = opsWorld({ maxDeliveryCount: 3 });
     const { app, operations, deps } = world;
     const store = failBatchesOf(world, 'O-F', 'before');
     const first = created('O-F', 'T-F1');
@@ -322,7 +309,7 @@ describe('replaying a dead-lettered message', () => {
   });
 
   it('a failure after the commit: the effect is there, so a replay is refused as having no effect', async () => {
-    world = opsWorld({ maxDeliveryCount: 2 });
+    const world = opsWorld({ maxDeliveryCount: 2 });
     const { app, operations, deps } = world;
     const store = failBatchesOf(world, 'O-C', 'after-commit');
     const entry = created('O-C', 'T-C1');
@@ -351,7 +338,7 @@ describe('replaying a dead-lettered message', () => {
   });
 
   it('a dead letter of another queue is not found in order-transactions', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     await expect(replayDeadLettered(world.deps, 'ledger', 'B-1')).resolves.toMatchObject({
       replayed: false,
       refusal: 'not-found',
@@ -361,7 +348,7 @@ describe('replaying a dead-lettered message', () => {
 
 describe('the session backlog', () => {
   it('counts pending messages per session while nothing consumes them', async () => {
-    world = opsWorld();
+    const world = opsWorld();
     const { app, operations } = world;
     await app.host.stop();
     await app.broker.send('order-transactions', [

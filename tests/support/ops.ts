@@ -48,10 +48,38 @@ export interface OpsWorld {
   twoOutcomes: number;
 }
 
+/** The worlds the current test opened, checked and stopped after it (`useOpsWorlds`). */
+const openWorlds = new Set<OpsWorld>();
+
 export function opsWorld(options: EmbeddedAppOptions = {}): OpsWorld {
   const app = createEmbeddedApp({ lockDurationMs: 50, timeScale: 1000, log: quiet, ...options });
   const operations = createEmbeddedOperations(app.broker);
-  return { app, operations, deps: { operations, orders: app.orders, now: () => Date.now() }, twoOutcomes: 0 };
+  const world = {
+    app,
+    operations,
+    deps: { operations, orders: app.orders, now: () => Date.now() },
+    twoOutcomes: 0,
+  };
+  openWorlds.add(world);
+  return world;
+}
+
+/**
+ * The hooks of every test file that opens ops worlds: only `Date` is faked before each test, and
+ * after it, whatever the test replayed, every entry of each world's ledger input is accounted for
+ * once; then the worlds stop.
+ */
+export function useOpsWorlds(): void {
+  beforeEach(fakeDateOnly);
+  afterEach(async () => {
+    try {
+      for (const world of openWorlds) await expectWorldAccounted(world);
+    } finally {
+      for (const world of openWorlds) await world.app.stop();
+      openWorlds.clear();
+      jest.useRealTimers();
+    }
+  });
 }
 
 /** Sends the ledger input and drains; every entry of it is then accounted for once. */

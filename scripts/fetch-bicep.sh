@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Brings the Bicep CLI from NuGet (package Azure.Bicep.CommandLine.linux-x64, version pinned in
 # tools/bicep/bicep-cli.csproj) into the NuGet cache with the .NET SDK, and prints its path.
-# scripts/bicep-check.mjs finds it there when BICEP_PATH, `bicep` on PATH and ~/.azure/bin/bicep
-# are all absent. Idempotent: a second run restores nothing.
+# The Bicep compiler test finds it there (tests/support/bicep-cli.ts) when BICEP_PATH, `bicep` on
+# PATH and ~/.azure/bin/bicep are all absent. Idempotent: a second run restores nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project=tools/bicep/bicep-cli.csproj

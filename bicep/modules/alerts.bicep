@@ -76,7 +76,7 @@ resource deadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   }
 }
 
-// The app's own metric (src/services/parking.ts), split by reason: `digest-mismatch` and
+// The app's own metric (src/services/convoy/parking.ts), split by reason: `digest-mismatch` and
 // `sequence-conflict` usually need a person, `invalid` points at the producer.
 resource parked 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   name: '${namePrefix}-parked'

@@ -112,9 +112,10 @@ resource sendParked 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   }
 }
 
-// The operations functions (src/functions/operations-http.ts) list and replay parked messages, and
-// replay a parked ledger entry into `ledger`: receive on `parked` (its dead-letter queue too),
-// send on `ledger`. Dead-lettered messages of the trigger queues are covered by their receivers.
+// The operations functions (src/functions/http/operations-http.ts) list and replay parked
+// messages, and replay a parked ledger entry into `ledger`: receive on `parked` (its dead-letter
+// queue too), send on `ledger`. Dead-lettered messages of the trigger queues are covered by their
+// receivers.
 resource receiveParked 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   name: guid(parkedQueue.id, principalId, role.serviceBusDataReceiver)
   scope: parkedQueue

@@ -1,4 +1,4 @@
-/** What a replay sends, built once for every implementation (src/services/held-messages.ts). */
+/** What a replay sends, built once for every implementation (src/services/operations/held-messages.ts). */
 import {
   detailOf,
   parkedLedgerEntry,

@@ -1,4 +1,4 @@
-/** The operations HTTP functions (src/functions/operations-http.ts), called as the Functions host would. */
+/** The operations HTTP functions (src/functions/http/operations-http.ts), called as the Functions host would. */
 import type { HttpResponseInit } from '@azure/functions';
 import { TransientError } from '../../src/domain/errors';
 import { operationsHttp } from '../../src/functions/http/operations-http';

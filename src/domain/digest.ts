@@ -1,10 +1,12 @@
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Entry } from './entry';
 import { ownValue } from './own-properties';
 
 /**
- * JSON with object keys sorted at every depth and no whitespace: equal content, equal text. Written
- * with a stack of its own, not recursion: a parked entry is hashed whole, however deep it nests.
+ * JSON with object keys sorted at every depth and no whitespace: equal content, equal text. For a
+ * JSON value it is the text of RFC 8785 (JSON Canonicalization Scheme), as the `canonicalize`
+ * package writes it (tests/unit/digest.test.ts). Written with a stack of its own, not recursion: a
+ * parked entry is hashed whole, however deep it nests.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
@@ -43,51 +45,16 @@ export function canonicalJson(value: unknown): string {
   return out.join('');
 }
 
-const text = JSON.stringify;
-
-function canonicalData(entry: Entry): string {
-  switch (entry.type) {
-    case 'OrderCreated':
-      return `{"currency":${text(entry.data.currency)},"customerId":${text(entry.data.customerId)}}`;
-    case 'TransactionAdded':
-      return `{"quantity":${entry.data.quantity},"sku":${text(entry.data.sku)},"unitPrice":${entry.data.unitPrice}}`;
-    case 'TransactionAmended': {
-      const { quantity, targetTransactionId, unitPrice } = entry.data;
-      const fields = [
-        ...(quantity === undefined ? [] : [`"quantity":${quantity}`]),
-        `"targetTransactionId":${text(targetTransactionId)}`,
-        ...(unitPrice === undefined ? [] : [`"unitPrice":${unitPrice}`]),
-      ];
-      return `{${fields.join(',')}}`;
-    }
-    case 'OrderDeleted':
-      return entry.data.reason === undefined ? '{}' : `{"reason":${text(entry.data.reason)}}`;
-  }
-}
-
-/**
- * `canonicalJson` of a validated entry, written for its fixed shape: the digest is on the hot path of
- * both the ledger and the consumer, and the generic writer's sorting was a tenth of their CPU time.
- * A property test holds the two equal.
- */
-export function canonicalEntry(entry: Entry): string {
-  return (
-    `{"data":${canonicalData(entry)},${entry.final === true ? '"final":true,' : ''}` +
-    `"orderId":${text(entry.orderId)},"sequence":${entry.sequence},` +
-    `"transactionId":${text(entry.transactionId)},"type":${text(entry.type)}}`
-  );
-}
-
-/** SHA-256 of the canonical entry, hex. Tells a duplicate (same digest) from a reused id (another). */
+/** SHA-256 of the entry's canonical JSON, hex. Tells a duplicate (same digest) from a reused id
+ * (another). Stored in every transaction record for ever: the canonical text must never change. */
 export function entryDigest(entry: Entry): string {
-  return sha256Hex(canonicalEntry(entry));
+  return sha256Hex(canonicalJson(entry));
 }
 
-/** One-shot `crypto.hash` where the runtime has it (Node 20.12+): no Hash object per digest. */
-export const sha256Hex: (text: string) => string =
-  typeof hash === 'function'
-    ? (text) => hash('sha256', text, 'hex')
-    : (text) => createHash('sha256').update(text).digest('hex');
+/** `crypto.hash` is in Node 20.12 and later, the floor of package.json `engines`. */
+export function sha256Hex(text: string): string {
+  return hash('sha256', text, 'hex');
+}
 
 /**
  * The `messageId` an entry travels under on `order-transactions` (docs/messages.md (the ledger message)). The digest is in

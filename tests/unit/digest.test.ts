@@ -1,14 +1,56 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import fc from 'fast-check';
-import {
-  canonicalEntry,
-  canonicalJson,
-  entryDigest,
-  entryMessageId,
-  sha256Hex,
-} from '../../src/domain/digest';
+import { canonicalJson, entryDigest, entryMessageId, sha256Hex } from '../../src/domain/digest';
 import { parseEntryMessage, validateEntry, type Entry } from '../../src/domain/entry';
 import { rawAdded, rawAmended, rawCreated, rawDeleted, type Raw } from '../support/domain';
+
+/**
+ * RFC 8785's canonical text, as the `canonicalize` package writes it. The package is ESM only, which
+ * Jest's CommonJS runtime cannot load: a Node process of its own runs it, one JSON value a line.
+ */
+function rfc8785Process(): { canonicalize(value: unknown): Promise<string>; close(): Promise<unknown> } {
+  const script = [
+    "import canonicalize from 'canonicalize';",
+    "import { createInterface } from 'node:readline';",
+    'for await (const line of createInterface({ input: process.stdin })) {',
+    '  let answer;',
+    '  try { answer = { text: canonicalize(JSON.parse(line)) }; } catch (error) { answer = { error: String(error) }; }',
+    "  process.stdout.write(JSON.stringify(answer) + '\\n');",
+    '}',
+  ].join('\n');
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: resolve(__dirname, '../..'),
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const waiting: Array<{ resolve(text: string): void; reject(error: Error): void }> = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const answer = JSON.parse(line) as { text: string } | { error: string };
+    const next = waiting.shift();
+    if ('text' in answer) next?.resolve(answer.text);
+    else next?.reject(new Error(answer.error));
+  });
+  child.on('exit', (code) => {
+    for (const next of waiting.splice(0)) next.reject(new Error(`canonicalize process exited with ${code}`));
+  });
+  return {
+    canonicalize: (value) =>
+      new Promise((resolveText, reject) => {
+        waiting.push({ resolve: resolveText, reject });
+        child.stdin.write(`${JSON.stringify(value)}\n`);
+      }),
+    close: () => {
+      child.stdin.end();
+      return child.exitCode === null ? once(child, 'exit') : Promise.resolve();
+    },
+  };
+}
+
+const rfc8785 = rfc8785Process();
+afterAll(() => rfc8785.close());
 
 function entryOf(body: unknown): Entry {
   const result = parseEntryMessage(body);
@@ -47,6 +89,71 @@ describe('canonicalJson', () => {
       '"sequence":2,"transactionId":"T-2","type":"TransactionAdded"}';
     expect(canonicalJson(entry)).toBe(text);
     expect(entryDigest(entry)).toBe(createHash('sha256').update(text).digest('hex'));
+  });
+
+  it('pins the digest of every type of entry: stored in transaction records for ever', () => {
+    // Digests written by the release that had a hand-written canonical writer beside canonicalJson.
+    const pinned: Array<[Raw, string]> = [
+      [rawCreated(1, 'T-1'), '57abb52233921287cc2643614312e151ce06b930c708581df1cdbfd13cf7cccf'],
+      [
+        rawAdded(2, 'T-2', 2, 1250, { final: true }),
+        '5cdc9b7fc24fe5bf4f4b6e75ccaa68423c9b1e5218e45c8d5d6de1828c78940a',
+      ],
+      [
+        rawAmended(3, 'T-3', 'T-2', { quantity: 5 }),
+        '1b89550595f540789ab7bf7fe619e3ff2fb134e3b6517238f9bfbfae8aec1476',
+      ],
+      [
+        rawAmended(4, 'T-4', 'T-2', { unitPrice: 0 }),
+        '00797123b3ec33c34da91562b4057c49b1e169946f2c03681e6b222fa2d5cc9c',
+      ],
+      [
+        rawDeleted(5, 'T-5', { data: { reason: 'naïve — 日本 🎉' } }),
+        '59c4fa54bcd1b0709c3b8cb9a1a6c7e6373d6a12fde9c4941e059dd402116dcc',
+      ],
+      [rawDeleted(6, 'T-6'), '5606eda316382e4a9c970c5d740c3957b0fd7c7cf61e92e5c874ae4f86ee2ef0'],
+    ];
+    expect(pinned.map(([raw]) => digestOf(raw))).toEqual(pinned.map(([, digest]) => digest));
+  });
+});
+
+describe('canonicalJson and RFC 8785 (the canonicalize package)', () => {
+  // The values JSON can hold. Where the two legitimately differ, the generator stays out: an
+  // undefined array element (canonicalJson writes nothing, as Array.prototype.join does;
+  // canonicalize writes null), a lone surrogate (canonicalJson escapes it as JSON.stringify does;
+  // canonicalize refuses it), NaN and the infinities (null; refused), toJSON (ignored; called).
+  // An undefined property is left out by both, as JSON.stringify does.
+  const text = fc.string({ unit: 'binary', maxLength: 12 });
+  const { json } = fc.letrec<{ json: unknown }>((tie) => ({
+    json: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.maxSafeInteger(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      text,
+      fc.constantFrom('', 'é', 'e\u0301', '日本', '🎉', '\u2028', '"\\\n\u0000'),
+      fc.array(tie('json'), { maxLength: 5 }),
+      fc.dictionary(fc.oneof(text, fc.constantFrom('a', 'B', 'é', '🎉', '\uffff')), tie('json'), {
+        maxKeys: 5,
+      }),
+    ),
+  }));
+
+  it('write the same text for every JSON value: objects, arrays, strings in any script, numbers', async () => {
+    await fc.assert(
+      fc.asyncProperty(json, async (value) => {
+        expect(canonicalJson(value)).toBe(await rfc8785.canonicalize(value));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('order keys by UTF-16 code units, as RFC 8785 does', async () => {
+    const value = { '\u{1F389}': 1, '\uffff': 2, é: 3, a: 4, B: 5, '': 6 };
+    expect(canonicalJson(value)).toBe('{"":6,"B":5,"a":4,"é":3,"🎉":1,"\uffff":2}');
+    expect(canonicalJson(value)).toBe(await rfc8785.canonicalize(value));
   });
 });
 
@@ -125,7 +232,7 @@ describe('entryMessageId', () => {
   });
 });
 
-describe('canonicalEntry, the fast writer for validated entries', () => {
+describe('canonicalJson of every shape of validated entry', () => {
   const identifier = fc.string({ minLength: 1, maxLength: 12 });
   const base = fc.record({
     transactionId: identifier,
@@ -163,12 +270,12 @@ describe('canonicalEntry, the fast writer for validated entries', () => {
     }),
   );
 
-  it('writes exactly what canonicalJson writes, for every shape of entry', () => {
-    fc.assert(
-      fc.property(base, data, (b, d) => {
+  it('is the text of RFC 8785, for every shape of entry', async () => {
+    await fc.assert(
+      fc.asyncProperty(base, data, async (b, d) => {
         const validated = validateEntry({ ...b, ...d });
         if (!validated.ok) return true; // e.g. an amendment with neither field: not an entry
-        expect(canonicalEntry(validated.value)).toBe(canonicalJson(validated.value));
+        expect(canonicalJson(validated.value)).toBe(await rfc8785.canonicalize(validated.value));
         return true;
       }),
       { numRuns: 500 },
@@ -191,12 +298,12 @@ describe('canonicalJson on input nested deeper than the stack', () => {
   });
 });
 
-describe('canonicalEntry on each shape of amendment', () => {
+describe('canonicalJson on each shape of amendment', () => {
   it.each<[string, { quantity?: number; unitPrice?: number }]>([
     ['the quantity alone', { quantity: 3 }],
     ['the price alone', { unitPrice: 0 }],
     ['both', { quantity: 2, unitPrice: 99 }],
-  ])('writes what canonicalJson writes for an amendment of %s', (_case, change) => {
+  ])('writes the RFC 8785 text for an amendment of %s', async (_case, change) => {
     const validated = validateEntry({
       transactionId: 'T-3',
       orderId: 'O-1',
@@ -205,7 +312,7 @@ describe('canonicalEntry on each shape of amendment', () => {
       data: { targetTransactionId: 'T-2', ...change },
     });
     if (!validated.ok) throw new Error(validated.problems.join('; '));
-    expect(canonicalEntry(validated.value)).toBe(canonicalJson(validated.value));
+    expect(canonicalJson(validated.value)).toBe(await rfc8785.canonicalize(validated.value));
   });
 });
 
@@ -219,28 +326,21 @@ describe('canonicalJson on a value that is not an object', () => {
   });
 });
 
-describe('sha256Hex on a runtime without crypto.hash (Node before 20.12)', () => {
-  it('falls back to createHash and gives the same digest', () => {
-    const expected = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
-    let fallback: ((text: string) => string) | undefined;
-    jest.isolateModules(() => {
-      jest.doMock('node:crypto', () => ({ ...jest.requireActual('node:crypto'), hash: undefined }));
-      fallback = (require('../../src/domain/digest') as typeof import('../../src/domain/digest')).sha256Hex;
-    });
-    jest.dontMock('node:crypto');
-    expect(fallback?.('abc')).toBe(expected);
-    expect(sha256Hex('abc')).toBe(expected);
+describe('sha256Hex', () => {
+  it('is the SHA-256 of the UTF-8 text, in hex', () => {
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(sha256Hex('é')).toBe(createHash('sha256').update('é', 'utf8').digest('hex'));
   });
 });
 
-describe('canonicalEntry on an order deletion', () => {
+describe('canonicalJson on an order deletion', () => {
   it.each<[string, Record<string, unknown>]>([
     ['no data', {}],
     ['empty data', { data: {} }],
     ['a reason', { data: { reason: 'duplicate' } }],
-  ])('writes what canonicalJson writes for one with %s', (_case, extra) => {
+  ])('writes the RFC 8785 text for one with %s', async (_case, extra) => {
     const validated = validateEntry({ ...rawDeleted(4, 'T-4'), ...extra });
     if (!validated.ok) throw new Error(validated.problems.join('; '));
-    expect(canonicalEntry(validated.value)).toBe(canonicalJson(validated.value));
+    expect(canonicalJson(validated.value)).toBe(await rfc8785.canonicalize(validated.value));
   });
 });

@@ -74,12 +74,6 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     meaning: 'orders of the unreported warm-up runs; 0 none',
     default: String(D.warmupOrders),
   },
-  {
-    name: 'latency-clock',
-    value: 'network|timer',
-    meaning: 'what a simulated round trip waits on',
-    default: D.latencyClock,
-  },
   { name: 'no-naive', meaning: 'run the convoy only, not the naive designs', default: 'off' },
   {
     name: 'no-twin',
@@ -169,7 +163,6 @@ export function parseBenchArgs(argv: readonly string[]): {
   set('zeroLatencySessions', integer('zero-latency-sessions', 0));
   set('sessionIdleTimeoutMs', integer('session-idle-ms', 0));
   set('warmupOrders', integer('warmup-orders', 0));
-  set('latencyClock', oneOf('latency-clock', ['network', 'timer'] as const));
   const lengths = raw('order-lengths');
   if (lengths !== undefined) {
     options.orderLengths =

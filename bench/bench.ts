@@ -11,10 +11,9 @@ import { cpus } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { generateBenchWorkload, type BenchWorkload } from './workload';
 import { UsageError } from '../local/cli/start-args';
-import { createNetworkClock } from '../local/network-clock';
 import { runMain } from '../tools/cli/run-main';
 import { type BenchOptions, BENCH_DEFAULTS, type BenchRow, type BenchResult } from './results';
-import { type RunSetup, type StoreWait, runConvoy, runNaive, rowOf } from './runs';
+import { type RunSetup, runConvoy, runNaive, rowOf } from './runs';
 import { fixed, evaluateTargets } from './targets';
 import { formatBench } from './format';
 import { BENCH_USAGE, parseBenchArgs } from './args';
@@ -25,7 +24,7 @@ import { TARGET_SESSIONS } from './targets';
 import { orderLengthTargets, runOrderLengthTable } from './order-length';
 import { npmStartTargets, runNpmStartRow } from './npm-start';
 
-export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design, LatencyClock } from './results';
+export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design } from './results';
 export { BENCH_DEFAULTS } from './results';
 export { formatBench } from './format';
 export { BENCH_USAGE, BenchUsageError, parseBenchArgs } from './args';
@@ -63,17 +62,8 @@ export async function runBench(
     setups.push({ design: 'convoy', concurrency: options.zeroLatencySessions, latencyMs: 0 });
   }
 
-  const clock =
-    options.latencyClock === 'network' && setups.some((setup) => setup.latencyMs > 0)
-      ? await createNetworkClock()
-      : undefined;
-  const storeWait: StoreWait = clock && ((ms) => clock.wait(ms));
-  try {
-    if (all && options.warmupOrders > 0) await warmUp(options, storeWait, progress);
-    return await measure(options, workload, setups, storeWait, clock?.leadMs ?? null, progress);
-  } finally {
-    await clock?.close();
-  }
+  if (all && options.warmupOrders > 0) await warmUp(options, progress);
+  return measure(options, workload, setups, progress);
 }
 
 /**
@@ -81,11 +71,7 @@ export async function runBench(
  * latency, and the convoy at the bench's latency too (its waits take other code paths), with the
  * most sessions asked for, which is quickest.
  */
-async function warmUp(
-  options: BenchOptions,
-  storeWait: StoreWait,
-  progress: (line: string) => void,
-): Promise<void> {
+async function warmUp(options: BenchOptions, progress: (line: string) => void): Promise<void> {
   progress(
     `warm-up: ${Math.min(options.warmupOrders, options.orders)} orders through each design, not reported ...`,
   );
@@ -98,21 +84,19 @@ async function warmUp(
   });
   const sessions = Math.max(16, ...options.sessions);
   if (options.naive) {
-    await runNaive(
-      warmup,
-      options,
-      { design: 'competing consumers', concurrency: options.competingCalls, latencyMs: 0 },
-      undefined,
-    );
+    await runNaive(warmup, options, {
+      design: 'competing consumers',
+      concurrency: options.competingCalls,
+      latencyMs: 0,
+    });
   }
-  await runConvoy(warmup, options, { design: 'convoy', concurrency: sessions, latencyMs: 0 }, undefined);
+  await runConvoy(warmup, options, { design: 'convoy', concurrency: sessions, latencyMs: 0 });
   if (options.latencyMs > 0) {
-    await runConvoy(
-      warmup,
-      options,
-      { design: 'convoy', concurrency: sessions, latencyMs: options.latencyMs },
-      storeWait,
-    );
+    await runConvoy(warmup, options, {
+      design: 'convoy',
+      concurrency: sessions,
+      latencyMs: options.latencyMs,
+    });
   }
 }
 
@@ -120,8 +104,6 @@ async function measure(
   options: BenchOptions,
   workload: BenchWorkload,
   setups: readonly RunSetup[],
-  storeWait: StoreWait,
-  clockLeadMs: number | null,
   progress: (line: string) => void,
 ): Promise<BenchResult> {
   const rows: BenchRow[] = [];
@@ -137,15 +119,15 @@ async function measure(
       globalThis.gc?.();
       const output =
         setup.design === 'convoy'
-          ? await runConvoy(workload, options, setup, storeWait)
-          : await runNaive(workload, options, setup, storeWait);
+          ? await runConvoy(workload, options, setup)
+          : await runNaive(workload, options, setup);
       const run = rowOf(workload, setup, output);
       runs.push(run);
       progress(`  ${Math.round(run.messagesPerSecond)} msg/s in ${fixed(run.seconds)} s`);
     };
     const runTwinOfRow = async (): Promise<void> => {
       globalThis.gc?.();
-      const twin = await runTwin(workload, options, setup, storeWait);
+      const twin = await runTwin(workload, options, setup);
       twins.push(twin);
       progress(
         `  runtime-only twin: ${Math.round(twin.messagesPerSecond)} msg/s, ${fixed(twin.cpuMicrosPerMessage, 1)} µs CPU a message`,
@@ -189,7 +171,6 @@ async function measure(
       nodeFlags: process.execArgv.join(' '),
       cpu: cpu[0]?.model ?? 'unknown',
       cores: cpu.length,
-      clockLeadMs,
     },
     workload: {
       orders: workload.reference.size,

@@ -5,13 +5,6 @@ import { appCpuMicrosPerMessage, fixed } from './targets';
 import { formatSessionTable, sessionTableOptions } from './session-table';
 import { formatOrderLengthTable } from './order-length';
 
-function clockDescription(result: BenchResult): string {
-  const lead = result.environment.clockLeadMs;
-  if (lead !== null)
-    return `network clock: a worker thread wakes ${fixed(lead, 3)} ms early to deliver on time`;
-  return result.options.latencyClock === 'timer' ? 'timer clock: setTimeout' : 'no run waited';
-}
-
 /** A number to one decimal, or '-' where there is none. */
 const orDash = (value: number | null): string => (value === null ? '-' : fixed(value, 1));
 
@@ -79,7 +72,7 @@ export function formatBench(result: BenchResult): string {
     `workload: ${workload.orders} orders x ${options.entriesPerOrder} entries = ${workload.entries} entries in ` +
       `${workload.ledgerMessages} ledger messages of ${options.batchSize} (${options.activeOrders} orders open at once, seed ${options.seed}), all sent at the start`,
     `fault on every design: duplicate=${options.duplicate} (seeded, seed ${options.seed}); store and Service Bus round trips ` +
-      `${options.latencyMs} ms simulated (${clockDescription(result)}); sessionIdleTimeout ${options.sessionIdleTimeoutMs} ms; sagas not started (record-only)`,
+      `${options.latencyMs} ms simulated (setTimeout); sessionIdleTimeout ${options.sessionIdleTimeoutMs} ms; sagas not started (record-only)`,
     `node ${result.environment.node} ${result.environment.nodeFlags}, ${result.environment.cores} cores (${result.environment.cpu})`,
     '',
     textTable([header, ...rows], Number.POSITIVE_INFINITY, (column) => (column === 0 ? 'left' : 'right')),

@@ -7,7 +7,7 @@
  * It runs on the same embedded broker, store and Functions host, behind the real ledger processor.
  * Never wire this into the app.
  */
-import { createEmbeddedStore, type EmbeddedStore, type RoundTripWait } from '../local/store/document-store';
+import { createEmbeddedStore, type EmbeddedStore } from '../local/store/document-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from '../src/adapters/telemetry';
 import { parseEntryMessage, type Entry } from '../src/domain/entry';
 import type { OrderLine, OrderStatus } from '../src/domain/order';
@@ -129,8 +129,6 @@ export interface NaivePipelineOptions {
   storeLatencyMs: number;
   /** As the embedded app's `brokerLatencyMs`: what each receive, settlement and accept waits. */
   brokerLatencyMs?: number;
-  /** As the embedded app's `storeWait`, for the store's and the broker's round trips. */
-  storeWait?: RoundTripWait;
   lockDurationMs: number;
   sessionIdleTimeoutMs?: number;
   /** Wraps the naive orders container, e.g. to count its calls. */
@@ -160,7 +158,7 @@ export function createNaivePipeline(options: NaivePipelineOptions): NaivePipelin
   // The naive designs consume order-transactions without sessions: competing consumers.
   createAppQueues(broker, queueOptions, { [QUEUE.orderTransactions]: { requiresSession: false } });
 
-  const store = createEmbeddedStore({ latencyMs: options.storeLatencyMs, wait: options.storeWait });
+  const store = createEmbeddedStore({ latencyMs: options.storeLatencyMs });
   const orders = store.container(NAIVE_CONTAINER, '/orderId');
   const telemetry = createRecordingTelemetry();
   const host = createFunctionsHost({
@@ -177,7 +175,6 @@ export function createNaivePipeline(options: NaivePipelineOptions): NaivePipelin
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     log: options.log,
     brokerLatencyMs: options.brokerLatencyMs,
-    brokerWait: options.storeWait,
   });
   host.start();
 

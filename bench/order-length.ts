@@ -90,7 +90,6 @@ export async function runOrderLengthTable(
       workload,
       options,
       { design: 'convoy', concurrency: ORDER_LENGTH_SESSIONS, latencyMs: 0 },
-      undefined,
       (inner) => {
         const metered = meteredContainer(inner, queried);
         meter = metered.meter;

@@ -29,12 +29,6 @@ export interface BenchOptions {
   lockDurationMs: number;
   /** Orders of unreported warm-up runs (see `warmUp`), so that no measured run pays for JIT warm-up; 0: none. */
   warmupOrders: number;
-  /**
-   * What a simulated round trip waits on: `network`, a worker thread that wakes when the wait is
-   * due, as a response arrives (see network-clock.ts); `timer`, `setTimeout`, which ends a wait
-   * up to a millisecond late and ends all waits begun in one millisecond together.
-   */
-  latencyClock: LatencyClock;
   /** Prints the session settings table (./session-table), in virtual time (`--no-sessions-table`: not). */
   sessionsTable: boolean;
   /** Runs each convoy row with latency beside its runtime-only twin (`--no-twin`: not). */
@@ -51,8 +45,6 @@ export interface BenchOptions {
   only?: 'order-length' | 'npm-start';
 }
 
-export type LatencyClock = 'network' | 'timer';
-
 export const BENCH_DEFAULTS: BenchOptions = {
   latencyMs: 2,
   orders: 2000,
@@ -68,7 +60,6 @@ export const BENCH_DEFAULTS: BenchOptions = {
   sessionIdleTimeoutMs: 0,
   lockDurationMs: 30_000,
   warmupOrders: 200,
-  latencyClock: 'network',
   sessionsTable: true,
   twin: true,
   twinRounds: 5,
@@ -160,8 +151,6 @@ export interface BenchResult {
     nodeFlags: string;
     cpu: string;
     cores: number;
-    /** How early the network clock's worker wakes (calibrated at start); null with the timer clock. */
-    clockLeadMs: number | null;
   };
   workload: {
     orders: number;

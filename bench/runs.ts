@@ -8,7 +8,6 @@ import { linesOf, type OrderState } from '../src/domain/order';
 import { transactionRecordsByOrder, type OrderDocument } from '../src/services/order-documents';
 import { QUEUE } from '../src/services/queues';
 import { LEDGER_PROCESSOR } from '../src/functions/ledger-processor';
-import type { RoundTripWait } from '../local/store/document-store';
 import type { DocumentContainer } from '../src/services/ports';
 import { createNaivePipeline, type NaiveApplication, type NaiveOrder } from './naive';
 import type { BenchWorkload } from './workload';
@@ -61,9 +60,6 @@ export interface RunSetup {
   latencyMs: number;
 }
 
-/** How a run's simulated round trips wait; undefined: a timer. */
-export type StoreWait = RoundTripWait | undefined;
-
 interface Measured {
   /** First ledger send to the last entry applied. */
   seconds: number;
@@ -106,11 +102,7 @@ async function drive(
 }
 
 /** The embedded app of a convoy row; its runtime-only twin (./twin) is built from the same options. */
-export function convoyAppOptions(
-  options: BenchOptions,
-  setup: RunSetup,
-  storeWait: StoreWait,
-): EmbeddedAppOptions {
+export function convoyAppOptions(options: BenchOptions, setup: RunSetup): EmbeddedAppOptions {
   return {
     seed: options.seed,
     faults: { duplicate: options.duplicate },
@@ -118,7 +110,6 @@ export function convoyAppOptions(
     storeLatencyMs: setup.latencyMs,
     // One network for every call: Service Bus round trips cost what the store's do.
     brokerLatencyMs: setup.latencyMs,
-    storeWait,
     lockDurationMs: options.lockDurationMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     fulfillment: 'record-only',
@@ -131,13 +122,12 @@ export async function runConvoy(
   workload: BenchWorkload,
   options: BenchOptions,
   setup: RunSetup,
-  storeWait: StoreWait,
   /** Wraps the consumer's container inside the bench's own counting, e.g. in the store meter. */
   wrapOrders: (orders: DocumentContainer) => DocumentContainer = (orders) => orders,
 ): Promise<RunOutput> {
   const recorder = createRecorder(workload);
   const app = createEmbeddedApp({
-    ...convoyAppOptions(options, setup, storeWait),
+    ...convoyAppOptions(options, setup),
     instrument: {
       orders: (orders) => countingContainer(wrapOrders(orders), recorder),
       telemetry: (telemetry) => observingTelemetry(telemetry, recorder),
@@ -175,7 +165,6 @@ export async function runNaive(
   workload: BenchWorkload,
   options: BenchOptions,
   setup: RunSetup,
-  storeWait: StoreWait,
 ): Promise<RunOutput> {
   const recorder = createRecorder(workload);
   const seen = new Set<string>();
@@ -193,7 +182,6 @@ export async function runNaive(
     storeLatencyMs: setup.latencyMs,
     // One network for every call: Service Bus round trips cost what the store's do.
     brokerLatencyMs: setup.latencyMs,
-    storeWait,
     lockDurationMs: options.lockDurationMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     wrapOrders: (orders) => countingContainer(orders, recorder),

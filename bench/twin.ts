@@ -16,7 +16,7 @@ import { parseEntryMessage } from '../src/domain/entry';
 import { createEmbeddedApp, type EmbeddedApp } from '../local/app';
 import type { DocumentContainer } from '../src/services/ports';
 import type { BenchOptions } from './results';
-import { convoyAppOptions, type RunSetup, type StoreWait } from './runs';
+import { convoyAppOptions, type RunSetup } from './runs';
 import { countingContainer, createRecorder, observingTelemetry } from './recorder';
 import type { BenchWorkload } from './workload';
 
@@ -34,13 +34,12 @@ export async function runTwin(
   workload: BenchWorkload,
   options: BenchOptions,
   setup: RunSetup,
-  storeWait: StoreWait,
 ): Promise<TwinResult> {
   const recorder = createRecorder(workload);
   let orders: DocumentContainer | undefined;
   // The handler runs only once the app exists (after the first send).
   const app: EmbeddedApp = createEmbeddedApp({
-    ...convoyAppOptions(options, setup, storeWait),
+    ...convoyAppOptions(options, setup),
     instrument: {
       telemetry: (telemetry) => observingTelemetry(telemetry, recorder),
       orderTransactions: (definition) => ({

@@ -2,10 +2,7 @@
  * The whole app on one machine: the embedded broker and Functions host run the very same function
  * definitions as Azure, against the embedded document store, with seeded faults when asked.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createEmbeddedStore, type EmbeddedStore, type RoundTripWait } from './store/document-store';
+import { createEmbeddedStore, type EmbeddedStore } from './store/document-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from '../src/adapters/telemetry';
 import {
   createBuiltInDownstream,
@@ -76,11 +73,6 @@ export interface EmbeddedAppOptions {
    */
   brokerLatencyMs?: number;
   /**
-   * How a simulated round trip, to the store or to the broker, waits out its latency; a timer unless
-   * given (the bench passes its network clock).
-   */
-  storeWait?: RoundTripWait;
-  /**
    * The queues' message size limit (Service Bus tier, src/services/message-size.ts): what the broker
    * refuses over and what the ledger parks by, as SERVICE_BUS_MAX_MESSAGE_BYTES on Azure.
    */
@@ -137,13 +129,6 @@ export interface EmbeddedAppOptions {
    * app keeps every message it sends for the account, which costs their size for the whole run.
    */
   accountInputs?: () => Iterable<AccountInput>;
-  /**
-   * true: the store keeps its documents' JSON texts in a file of a temporary directory rather than in
-   * the heap (local/store/text-file.ts), so that a large `npm start` run holds per document
-   * only a few fields; the store's semantics are the same. `stop()` closes the store and removes the
-   * directory.
-   */
-  documentsOnDisk?: boolean;
 }
 
 export interface EmbeddedApp {
@@ -198,19 +183,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   });
   createAppQueues(broker, queueOptions);
 
-  const documentsDirectory =
-    options.documentsOnDisk === true ? mkdtempSync(join(tmpdir(), 'embedded-store-')) : undefined;
-  // A run that ends without stop() (an error, Ctrl-C) must not leave its documents in the temp dir.
-  const removeDocuments = (): void => {
-    if (documentsDirectory !== undefined) rmSync(documentsDirectory, { recursive: true, force: true });
-  };
-  if (documentsDirectory !== undefined) {
-    process.once('exit', removeDocuments);
-  }
   const store = createEmbeddedStore({
     latencyMs: options.storeLatencyMs ?? EMBEDDED_DEFAULTS.storeLatencyMs,
-    wait: options.storeWait,
-    textFile: documentsDirectory === undefined ? undefined : join(documentsDirectory, 'documents'),
   });
   // TTL off, as bicep/modules/cosmos.bicep declares the container: nothing of the app's expires.
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, {
@@ -335,7 +309,6 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     log: options.log,
     bindInput,
     brokerLatencyMs: options.brokerLatencyMs,
-    brokerWait: options.storeWait,
   });
   const purgeFinished = (): number => {
     const retention = options.purgeFinishedAfterMs;
@@ -401,11 +374,6 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       await host.stop();
       await durable.stop();
       broker.close();
-      if (documentsDirectory !== undefined) {
-        store.close();
-        removeDocuments();
-        process.off('exit', removeDocuments);
-      }
     },
   };
 }

@@ -21,7 +21,6 @@ import { ownValue } from '../src/domain/own-properties';
 import { parkIdFor } from '../src/services/convoy/parking';
 import type { TransactionRecord } from '../src/domain/order';
 import type { OrderDocument } from '../src/services/order-documents';
-import { KeyTable } from './store/key-table';
 
 /** The per-entry account of docs/cli.md (`stats.account`): every entry of the input ends in exactly one outcome. */
 export interface EntryAccount {
@@ -129,30 +128,6 @@ async function outcomeOfValid(
   return undefined;
 }
 
-/**
- * An entry's digest as the set of entries seen holds it: its 32 bytes, one character each, rather
- * than 64 hex digits (a run of 200,000 entries holds them all at once).
- */
-const digestKey = (digest: string): string => Buffer.from(digest, 'hex').toString('latin1');
-
-/**
- * The digests of the valid entries seen so far, off the JavaScript heap (a key table compares every
- * byte: two digests are one only when equal). As strings in a Set they were some 90 bytes an entry
- * of heap at the end of a 200,000-entry `npm start`, where V8 grows the heap by half again.
- */
-class SeenDigests {
-  private readonly table = new KeyTable();
-
-  has(key: string): boolean {
-    return this.table.find(0, key) !== -1;
-  }
-
-  /** Adds `key`, which must not be here yet: the account adds a key only after `has` said no. */
-  add(key: string): void {
-    this.table.add(0, key);
-  }
-}
-
 export async function buildAccount(sources: AccountSources): Promise<AccountResult> {
   const account: EntryAccount = {
     entries: 0,
@@ -162,7 +137,7 @@ export async function buildAccount(sources: AccountSources): Promise<AccountResu
     buffered: 0,
     deadLettered: 0,
   };
-  const seenDigests = new SeenDigests();
+  const seenDigests = new Set<string>();
   const seenInvalid = new Set<string>();
   const seenLedgerIds = new Set<string>();
   let ledgerMessages = 0;
@@ -177,8 +152,7 @@ export async function buildAccount(sources: AccountSources): Promise<AccountResu
       account.entries += 1;
       const validation = parseEntryMessage(raw);
       const digest = validation.ok ? entryDigest(validation.value) : undefined;
-      const [seen, key] =
-        digest === undefined ? [seenInvalid, canonicalJson(raw)] : [seenDigests, digestKey(digest)];
+      const [seen, key] = digest === undefined ? [seenInvalid, canonicalJson(raw)] : [seenDigests, digest];
       if (seen.has(key) || droppedByDetection) {
         account.duplicate += 1;
         continue;

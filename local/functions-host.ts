@@ -20,7 +20,6 @@ import { createQueueWaiters } from './host/queue-waiters';
 import { invocationIds, invokeForMessage, queueFunctionsOf, type QueueFunction } from './host/queue-function';
 import { withFunctionTimeout } from './host/function-timeout';
 import { FUNCTION_TIMEOUT_MS, MAX_AUTO_LOCK_RENEWAL_MS } from './host/host-settings';
-import type { RoundTripWait } from './store/document-store';
 
 export type { FunctionStats, FunctionsHostStats } from './host/host-stats';
 
@@ -70,8 +69,8 @@ export interface FunctionsHostOptions {
    * next session. One round trip each; sends are the functions' own and not counted here.
    */
   brokerLatencyMs?: number;
-  /** How a broker round trip waits out `brokerLatencyMs`; a timer unless given (the bench passes its network clock). */
-  brokerWait?: RoundTripWait;
+  /** How a broker round trip waits out `brokerLatencyMs`; a timer unless given (a test records them). */
+  brokerWait?: (ms: number) => Promise<void>;
 }
 
 export interface FunctionsHost {

@@ -13,6 +13,7 @@ import {
   offerSession,
   pruneSession,
   removeFrom,
+  seenElseRemember,
   type QueueState,
   type StoredMessage,
 } from './queue-state';
@@ -235,12 +236,9 @@ export class BrokerCore {
 
   /** Stores a sent message, unless duplicate detection has seen its id within the window. */
   accept(queue: QueueState, message: BrokerOutgoingMessage, body: HeldBody, at: number): void {
-    if (queue.settings.duplicateDetection) {
-      const windowStart = at - queue.settings.duplicateDetectionWindowMs;
-      if (queue.duplicateHistory.seenElseRemember(message.messageId, at, windowStart)) {
-        queue.stats.duplicatesDetected += 1;
-        return;
-      }
+    if (queue.settings.duplicateDetection && seenElseRemember(queue, message.messageId, at)) {
+      queue.stats.duplicatesDetected += 1;
+      return;
     }
     queue.nextSequenceNumber += 1;
     const stored: StoredMessage = {

@@ -4,8 +4,6 @@
  * and which comes next in acceptance order.
  */
 import type { HeldBody } from './clone-body';
-import { AcceptanceTimes } from './acceptance-times';
-import { DuplicateHistory } from './duplicate-history';
 import { offerPrecedes, popOffer, pushOffer, type SessionOffer } from './session-offers';
 import type { BrokerDeadLetter, BrokerMessageFields, QueueOptions, QueueSettings, QueueStats } from './types';
 
@@ -59,11 +57,14 @@ export interface QueueState {
    * consumer's CPU). Entries go stale when their session is taken or changes; accepting skips those.
    */
   readonly offers: SessionOffer<SessionState>[];
-  /** Acceptance order survives a session emptying, for fairness when it fills again. */
-  readonly lastAccepted: AcceptanceTimes;
+  /** When a receiver last accepted each session: acceptance order survives a session emptying, for fairness when it fills again. */
+  readonly lastAccepted: Map<string, number>;
   readonly deadLetters: BrokerDeadLetter[];
-  /** The messageIds accepted within the duplicate-detection window (./duplicate-history.ts). */
-  readonly duplicateHistory: DuplicateHistory;
+  /**
+   * The messageIds accepted within the duplicate-detection window, with when, oldest first (a Map
+   * keeps insertion order, which is time order): see `seenElseRemember`.
+   */
+  readonly detectedIds: Map<string, number>;
   /** Messages available or locked. */
   activeCount: number;
   readonly stats: QueueStats;
@@ -100,12 +101,34 @@ export function createQueueState(name: string, settings: QueueSettings): QueueSt
     messages: [],
     sessions: new Map(),
     offers: [],
-    lastAccepted: new AcceptanceTimes(),
+    lastAccepted: new Map(),
     deadLetters: [],
-    duplicateHistory: new DuplicateHistory(),
+    detectedIds: new Map(),
     activeCount: 0,
     stats: emptyStats(),
   };
+}
+
+/**
+ * Duplicate detection, as Service Bus does it (Microsoft Learn, "Duplicate detection",
+ * https://learn.microsoft.com/azure/service-bus-messaging/duplicate-detection): the queue keeps track
+ * of the application-controlled MessageId of all messages sent into it during the time window; a
+ * message sent with a MessageId logged in that window is reported as accepted and dropped, and no part
+ * of the message but its MessageId is considered. So the comparison is exact, character for character
+ * (case included); only the time window forgets an id.
+ *
+ * Whether `messageId` was accepted within the window ending `at`; when it was not, it is remembered
+ * as accepted `at`. Ids accepted at or before the window's start are forgotten first.
+ */
+export function seenElseRemember(queue: QueueState, messageId: string, at: number): boolean {
+  const windowStart = at - queue.settings.duplicateDetectionWindowMs;
+  for (const [id, accepted] of queue.detectedIds) {
+    if (accepted > windowStart) break;
+    queue.detectedIds.delete(id);
+  }
+  if (queue.detectedIds.has(messageId)) return true;
+  queue.detectedIds.set(messageId, at);
+  return false;
 }
 
 export function removeFrom(messages: StoredMessage[], message: StoredMessage): void {

@@ -27,21 +27,17 @@ function packageRoot(): string {
 
 const SAMPLES = join(packageRoot(), 'samples');
 
-/** What `npm start`'s app keeps while it runs: enough for the report and the progress line, no more. */
+/** What `npm start`'s app keeps while it runs: enough for the report and the progress line. */
 export const START_RETENTION = {
   // The report reads every saga's outcome from its record in the store, never from the driver's
   // history, and a submission redelivered after a purge finds that record ended and stops
-  // (saga-activities `begin`): a finished instance can go at the next purge, within a second.
-  // Kept for a minute, 20,000 orders held some 700 bytes per entry of history.
+  // (saga-activities `begin`): a finished instance can go at the next purge.
   purgeFinishedAfterMs: 0,
-  // Only the totals feed the report and the progress line; every record was 15 % of peak memory.
+  // Only the metric totals feed the report and the progress line.
   keepTelemetryRecords: false,
-  // Each cached order is a whole parsed document; a miss costs one read. A thousand covers the
-  // orders whose entries are in flight in a burst of 8 sessions many times over.
+  // A cached order is a whole parsed document; a miss costs one read. A thousand covers the orders
+  // whose entries are in flight in a burst of 8 sessions many times over.
   orderCacheCapacity: 1000,
-  // The store's documents are most of what a run holds: 20,000 orders x 10 entries keep some 89 MB
-  // of JSON text. In a file of a temp dir (removed at the end); the index of it is off the heap too.
-  documentsOnDisk: true,
 } as const satisfies EmbeddedAppOptions;
 
 function readText(path: string, what: string): string {

@@ -3,10 +3,6 @@
  * partition, 412 on a stale etag, 404 on a missing document, all-or-nothing transactional batches of
  * at most MAX_BATCH_OPERATIONS operations, and TTL. The embedded runtime and the tests use it where
  * production uses `@azure/cosmos`; the contract suite holds both to the same behaviour.
- *
- * The documents' texts are kept in memory, or in a file (`textFile`, ./text-file.ts) for a run too
- * large to hold them in the heap: where the embedded copy keeps its bytes, not a Cosmos behaviour;
- * the store answers the same either way, and the contract suite runs on both.
  */
 import { PermanentError } from '../../src/domain/errors';
 import type {
@@ -48,34 +44,17 @@ import {
   parseRecord,
   resultOf,
   checkDefaultTtl,
-  storedRecord,
   etagText,
-  etagOf,
-  hasEtag,
-  textOf,
-  withText,
 } from './stored-records';
-import { TextFile } from './text-file';
-import { newPartitionSet, stagedOver, type Partition } from './partitions';
+import { stagedOver, type Partition } from './partitions';
 import { ownValue } from '../../src/domain/own-properties';
 import { checkQueriedFields } from '../../src/adapters/indexing-policy';
-
-/** How a simulated round trip waits out its latency. */
-export type RoundTripWait = (ms: number) => Promise<void>;
 
 export interface EmbeddedStoreOptions {
   /** Simulated latency of every round trip, in milliseconds; 0 (the default) still resolves asynchronously. */
   latencyMs?: number;
-  /** How a round trip waits out `latencyMs`; defaults to a timer. The bench passes a finer clock. */
-  wait?: RoundTripWait;
   /** The clock TTL is measured with; tests pass one they can move. Defaults to `Date.now`. */
   now?: () => number;
-  /**
-   * A file, which must not exist yet, to keep every document's JSON text in instead of the heap: the
-   * store then holds per document only its id, ttl, etag counter, `_ts` and where its text is. The
-   * store creates it, and `close()` deletes it. Undefined: the texts stay in memory.
-   */
-  textFile?: string;
 }
 
 export interface EmbeddedContainerOptions {
@@ -99,22 +78,19 @@ export interface EmbeddedStore {
   /** A snapshot of the round trips made so far: every container call counts one. */
   readonly roundTrips: RoundTripCounts;
   resetCounters(): void;
-  /**
-   * Ends the store: closes and deletes its text file, if it has one. Every container call after it
-   * rejects (`store-closed`), and `container()` throws; calling it again does nothing.
-   */
+  /** Ends the store: every container call after it rejects (`store-closed`), and `container()` throws. */
   close(): void;
 }
 
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): EmbeddedStore {
   const latencyMs = options.latencyMs ?? 0;
-  const wait = options.wait ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? Date.now;
   const registered = new Map<string, Registered>();
   const perContainer = new Map<string, number>();
   let total = 0;
   let etagCounter = 0;
-  const file = options.textFile === undefined ? undefined : new TextFile(options.textFile);
   let closed = false;
 
   const checkOpen = (): void => {
@@ -124,22 +100,18 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
   const roundTrip = (containerName: string): Promise<void> => {
     total += 1;
     perContainer.set(containerName, (perContainer.get(containerName) ?? 0) + 1);
-    return latencyMs > 0 ? wait(latencyMs) : Promise.resolve();
+    return latencyMs > 0 ? delay(latencyMs) : Promise.resolve();
   };
 
-  // A record that holds its text: the partition moves it into the file, if there is one.
   const stamp = (document: Prepared): StoredRecord => {
     etagCounter += 1;
-    return storedRecord(
-      document.view.id,
-      document.view.ttl,
-      file === undefined ? etagText(etagCounter) : etagCounter,
-      Math.floor(now() / 1000),
-      document.text,
-      -1,
-      0,
-      document.fields,
-    );
+    return {
+      id: document.view.id,
+      ttl: document.view.ttl,
+      etag: etagText(etagCounter),
+      _ts: Math.floor(now() / 1000),
+      text: document.text,
+    };
   };
 
   function createContainer(
@@ -149,10 +121,8 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     queriedFields: readonly string[] | undefined,
   ): DocumentContainer {
     const keyField = partitionKeyField(partitionKeyPath);
-    // With a text file, its index codes the queried fields' values (./field-codes.ts), so that a query
-    // on them reads only the texts that may match: as Cosmos answers from its index of those paths.
-    const indexed = file === undefined ? undefined : queriedFields;
-    const partitions = newPartitionSet(file, indexed);
+    // By partition key, then by id: Maps, so that any string is a key of its own.
+    const partitions = new Map<string, Partition>();
 
     const expired = (record: StoredRecord): boolean => {
       if (defaultTtlSeconds === null) return false;
@@ -168,10 +138,17 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       return undefined;
     };
 
-    const partitionOf = (partitionKey: string): Partition => partitions.of(partitionKey);
+    const partitionOf = (partitionKey: string): Partition => {
+      let partition = partitions.get(partitionKey);
+      if (partition === undefined) {
+        partition = new Map();
+        partitions.set(partitionKey, partition);
+      }
+      return partition;
+    };
 
     const matches = (record: StoredRecord, ifMatch: string | undefined): boolean =>
-      ifMatch === undefined || hasEtag(record, ifMatch);
+      ifMatch === undefined || record.etag === ifMatch;
 
     const write = (partition: PartitionView, document: Prepared, status: number): Outcome => {
       const record = stamp(document);
@@ -217,17 +194,17 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const applyToDocument = (operation: PreparedOperation & { document: Prepared }): Outcome =>
       apply(partitionOf(checkDocument(operation.document.view, keyField)), operation);
 
-    const storedOf = <T extends Document>(record: StoredRecord): Stored<T> => {
-      const etag = etagOf(record);
-      return { document: parseRecord<T>(textOf(record, file), etag, record._ts), etag };
-    };
+    const storedOf = <T extends Document>(record: StoredRecord): Stored<T> => ({
+      document: parseRecord<T>(record.text, record.etag, record._ts),
+      etag: record.etag,
+    });
 
     const preconditionOrMissing = (status: number): { status: 404 } | { status: 412 } =>
       status === PRECONDITION_FAILED ? { status: PRECONDITION_FAILED } : { status: 404 };
 
     const etagOfOutcome = (outcome: Outcome): string => {
       if (outcome.record === undefined) throw new Error(`a ${outcome.status} outcome carries no document`);
-      return etagOf(outcome.record);
+      return outcome.record.etag;
     };
 
     return {
@@ -235,7 +212,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       partitionKeyPath,
 
       async create(document: Document): Promise<CreateResult> {
-        const prepared = prepare(document, keyField, indexed);
+        const prepared = prepare(document, keyField);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'create', document: prepared });
@@ -253,7 +230,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async replace(document: Document, writeOptions: WriteOptions = {}): Promise<ReplaceResult> {
-        const prepared = prepare(document, keyField, indexed);
+        const prepared = prepare(document, keyField);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'replace', document: prepared, ifMatch: writeOptions.ifMatch });
@@ -263,7 +240,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async upsert(document: Document, writeOptions: WriteOptions = {}): Promise<UpsertResult> {
-        const prepared = prepare(document, keyField, indexed);
+        const prepared = prepare(document, keyField);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'upsert', document: prepared, ifMatch: writeOptions.ifMatch });
@@ -282,7 +259,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
-        const prepared = operations.map((operation) => prepareOperation(operation, keyField, indexed));
+        const prepared = operations.map((operation) => prepareOperation(operation, keyField));
         await roundTrip(name);
         checkOpen();
         const views: BatchOperation[] = [];
@@ -307,11 +284,10 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
           }
           outcomes.push(outcome);
         }
-        // Each result holds its text: a read's record is in a slot a later write may give to another text.
         const results = outcomes.map((outcome): BatchOperationResult =>
           outcome.record === undefined
             ? { status: outcome.status }
-            : resultOf(outcome.status, withText(outcome.record, file)),
+            : resultOf(outcome.status, outcome.record),
         );
         staged.commit();
         return { ok: true, results };
@@ -326,12 +302,10 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         );
         const only = spec.partitionKey === undefined ? undefined : checkPartitionKey(spec.partitionKey);
         const one = only === undefined ? undefined : partitions.get(only);
-        const scanned = only === undefined ? partitions.all() : one === undefined ? [] : [one];
+        const scanned = only === undefined ? [...partitions.values()] : one === undefined ? [] : [one];
         const found: Array<Stored<T>> = [];
         for (const partition of scanned) {
-          // Only ids that may match (file mode): a document ruled out is not met, so not dropped here if
-          // expired; it is absent all the same, and dropped by the next call that meets it.
-          for (const id of partition.ids(conditions)) {
+          for (const id of partition.keys()) {
             const record = live(partition, id);
             if (record === undefined) continue;
             const stored = storedOf<T>(record);
@@ -381,7 +355,6 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
 
     close(): void {
       closed = true;
-      file?.close();
     },
   };
 }

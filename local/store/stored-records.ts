@@ -1,7 +1,6 @@
 /**
  * How the embedded store holds a document: as the JSON text the caller handed over plus `_etag` and
- * `_ts`, parsed afresh on every read, with staged partitions for all-or-nothing batches. The text is
- * kept in memory, or in the store's text file (./text-file.ts) when it was given one.
+ * `_ts`, parsed afresh on every read, with staged partitions for all-or-nothing batches.
  */
 import { PermanentError } from '../../src/domain/errors';
 import type {
@@ -12,8 +11,6 @@ import type {
 } from '../../src/services/ports';
 import { ownValue } from '../../src/domain/own-properties';
 import { checkDocumentBytes } from '../../src/adapters/document-rules';
-import type { TextFile } from './text-file';
-import { fieldValues, type FieldValue } from './field-codes';
 
 /**
  * A document as the caller handed it over: its JSON text, taken when the call is made, and the
@@ -24,114 +21,25 @@ export interface Prepared {
   readonly text: string;
   /** Only `id`, `ttl` and the partition key, for the document rules. */
   readonly view: Document;
-  /** With a text file, the values of the container's queried fields in `text` (./field-codes.ts). */
-  readonly fields: readonly FieldValue[] | undefined;
 }
 
 /**
  * A stored document as Cosmos holds it: the caller's fields as JSON text, plus `_etag` and `_ts`.
  * Every read parses a fresh copy and sets the two system fields on it, so no caller ever holds the
  * stored one, and a write costs one stringify rather than a clone on the way in and another on
- * the way out. One shape for both places the text may be (made by `storedRecord` only), so that the
- * code reading records sees one hidden class.
+ * the way out.
  */
 export interface StoredRecord {
   readonly id: string;
   readonly ttl: unknown;
-  /**
-   * `_etag` itself, with the texts in memory: a caller's ifMatch is then most often that very string.
-   * With a text file, where every byte kept per document counts, the store-wide counter it is
-   * formatted from (`etagText`) when asked for.
-   */
-  readonly etag: string | number;
+  readonly etag: string;
   readonly _ts: number;
-  /** The JSON text, or undefined when it is in the text file, at `offset`, `bytes` long in UTF-8. */
-  readonly text: string | undefined;
-  readonly offset: number;
-  readonly bytes: number;
-  /**
-   * The queried fields' values in the text, for the text file's index to code (./field-codes.ts) when
-   * the record is written there; undefined with the texts in memory, and in a record read back.
-   */
-  readonly fields: readonly FieldValue[] | undefined;
+  readonly text: string;
 }
-
-export function storedRecord(
-  id: string,
-  ttl: unknown,
-  etag: string | number,
-  ts: number,
-  text: string | undefined,
-  offset: number,
-  bytes: number,
-  fields: readonly FieldValue[] | undefined,
-): StoredRecord {
-  return { id, ttl, etag, _ts: ts, text, offset, bytes, fields };
-}
-
-const ETAG_PREFIX = '"00000000-0000-0000-0000-';
-const ETAG_DIGITS = 12;
-const HEX = '0123456789abcdef';
-const ETAG_CODES = Array.from(`${ETAG_PREFIX}${'0'.repeat(ETAG_DIGITS)}"`, (char) => char.charCodeAt(0));
 
 /** Quoted, as Cosmos sends them; the store-wide counter keeps every etag unique across containers. */
-export function etagText(etag: number): string {
-  if (etag >= 16 ** ETAG_DIGITS) return `${ETAG_PREFIX}${etag.toString(16)}"`;
-  // One flat string (56 bytes of heap, measured), where concatenating keeps a tree of strings (96 to 120).
-  let rest = etag;
-  for (let at = ETAG_PREFIX.length + ETAG_DIGITS - 1; at >= ETAG_PREFIX.length; at -= 1) {
-    ETAG_CODES[at] = HEX.charCodeAt(rest % 16);
-    rest = Math.floor(rest / 16);
-  }
-  return String.fromCharCode(...ETAG_CODES);
-}
-
-/** The record's `_etag`. */
-export function etagOf(record: StoredRecord): string {
-  const etag = record.etag;
-  return typeof etag === 'string' ? etag : etagText(etag);
-}
-
-/** Whether `text` is the record's `_etag`, without making that string from a counter. */
-export function hasEtag(record: StoredRecord, text: string): boolean {
-  const etag = record.etag;
-  return typeof etag === 'string' ? etag === text : etagIs(etag, text);
-}
-
-/** Whether `text` is `etagText(etag)`, without making that string: every conditional write asks. */
-function etagIs(etag: number, text: string): boolean {
-  // Bit by bit while the counter fits 31 bits (two billion writes), by the string beyond.
-  if (etag > 0x7fffffff) return etagText(etag) === text;
-  if (text.length !== ETAG_PREFIX.length + ETAG_DIGITS + 1 || !text.startsWith(ETAG_PREFIX)) return false;
-  let rest = etag;
-  for (let at = ETAG_PREFIX.length + ETAG_DIGITS - 1; at >= ETAG_PREFIX.length; at -= 1) {
-    if (text.charCodeAt(at) !== HEX.charCodeAt(rest & 15)) return false;
-    rest >>>= 4;
-  }
-  return text.charCodeAt(text.length - 1) === 0x22;
-}
-
-/** The record's text, from the record or from the text file. */
-export function textOf(record: StoredRecord, file: TextFile | undefined): string {
-  if (record.text !== undefined) return record.text;
-  if (file === undefined) throw new Error(`record ${record.id} has neither a text nor a text file`);
-  return file.read(record.offset, record.bytes);
-}
-
-/** The record with its text in hand, for what must still read it after its slot has gone to another text. */
-export function withText(record: StoredRecord, file: TextFile | undefined): StoredRecord {
-  return record.text !== undefined
-    ? record
-    : storedRecord(
-        record.id,
-        record.ttl,
-        record.etag,
-        record._ts,
-        textOf(record, file),
-        -1,
-        0,
-        record.fields,
-      );
+export function etagText(counter: number): string {
+  return `"00000000-0000-0000-0000-${counter.toString(16).padStart(12, '0')}"`;
 }
 
 export type PreparedOperation =
@@ -172,8 +80,7 @@ function survivesJson(value: unknown): boolean {
   );
 }
 
-/** `fields`: the queried fields to take the values of, for a text file's index; undefined: none. */
-export function prepare(document: Document, keyField: string, fields?: readonly string[]): Prepared {
+export function prepare(document: Document, keyField: string): Prepared {
   const text = JSON.stringify(document);
   checkDocumentBytes(String(document.id), text);
   const plain =
@@ -189,23 +96,18 @@ export function prepare(document: Document, keyField: string, fields?: readonly 
       ttl: source?.ttl,
       [keyField]: source === null ? undefined : ownValue(source, keyField),
     },
-    fields: fields === undefined ? undefined : fieldValues(document, fields),
   };
 }
 
-export function prepareOperation(
-  operation: BatchOperation,
-  keyField: string,
-  fields?: readonly string[],
-): PreparedOperation {
+export function prepareOperation(operation: BatchOperation, keyField: string): PreparedOperation {
   switch (operation.op) {
     case 'create':
-      return { op: 'create', document: prepare(operation.document, keyField, fields) };
+      return { op: 'create', document: prepare(operation.document, keyField) };
     case 'replace':
     case 'upsert':
       return {
         op: operation.op,
-        document: prepare(operation.document, keyField, fields),
+        document: prepare(operation.document, keyField),
         ifMatch: operation.ifMatch,
       };
     case 'delete':
@@ -233,53 +135,9 @@ export function parseRecord<T extends Document>(text: string, etag: string, ts: 
   return document as T;
 }
 
-/** One accessor pair for every result, so that all results share their hidden classes. */
-const LAZY_DOCUMENT: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: LazyResult): Document {
-    return this.parsed();
-  },
-  set(this: LazyResult, value: Document): void {
-    this.replaceDocument(value);
-  },
-};
-
-/**
- * A successful batch operation's result; its document is parsed when first asked for, as most
- * callers want the etag only. The record it is parsed from must hold its text (`withText`): a slot
- * in the text file may since hold another. `document` is an own enumerable accessor and the record
- * a private field, so the result compares and serializes as the plain object it stands for.
- * (Measured per entry of the consumer, two results: 330 bytes with the record under two symbols
- * defined on each result, 1.1 KB with a getter and setter made for each, as an object literal.)
- */
-class LazyResult implements BatchOperationResult {
-  declare document: Document;
-  readonly #record: StoredRecord & { text: string };
-  #parsed: Document | undefined;
-
-  constructor(
-    readonly status: number,
-    readonly etag: string,
-    record: StoredRecord & { text: string },
-  ) {
-    this.#record = record;
-    Object.defineProperty(this, 'document', LAZY_DOCUMENT);
-  }
-
-  parsed(): Document {
-    const record = this.#record;
-    return (this.#parsed ??= parseRecord(record.text, etagOf(record), record._ts));
-  }
-
-  replaceDocument(value: Document): void {
-    this.#parsed = value;
-  }
-}
-
+/** A successful batch operation's result, with the document as a read would return it. */
 export function resultOf(status: number, record: StoredRecord): BatchOperationResult {
-  if (record.text === undefined) throw new Error(`a result of record ${record.id} needs its text in hand`);
-  return new LazyResult(status, etagOf(record), record as StoredRecord & { text: string });
+  return { status, etag: record.etag, document: parseRecord(record.text, record.etag, record._ts) };
 }
 
 export function checkDefaultTtl(value: number | null | undefined): number | null {

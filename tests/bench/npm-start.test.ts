@@ -21,9 +21,9 @@ describe('the npm start row', () => {
     expect(flags.every((flag) => flag.startsWith('--'))).toBe(true);
   });
 
-  it('passes at 1 KB per entry and 1.5x, fails above', () => {
-    expect(npmStartTargets(row(200_000 * 1024, 15)).map((t) => t.pass)).toEqual([true, true]);
-    expect(npmStartTargets(row(200_000 * 1025, 15.1)).map((t) => t.pass)).toEqual([false, false]);
+  it('passes under 1 GiB and at 1.5x, fails at 1 GiB and above 1.5x', () => {
+    expect(npmStartTargets(row(1024 ** 3 - 1, 15)).map((t) => t.pass)).toEqual([true, true]);
+    expect(npmStartTargets(row(1024 ** 3, 15.1)).map((t) => t.pass)).toEqual([false, false]);
     expect(npmStartTargets(null)).toEqual([]);
   });
 

@@ -15,7 +15,6 @@ describe('the runtime-only twin', () => {
       workload,
       { ...BENCH_DEFAULTS, seed: 3, duplicate: 0.3 },
       { design: 'convoy', concurrency: 4, latencyMs: 0 },
-      undefined,
     );
     expect(twin.entries).toBe(workload.entries.length);
     expect(twin.messagesPerSecond).toBeGreaterThan(0);

@@ -1,13 +1,10 @@
 /**
  * One contract for the document store port (docs/architecture.md decision 4), run against every implementation:
- * the embedded container, with its texts in memory and in a file, and the `@azure/cosmos` adapter
+ * the embedded container and the `@azure/cosmos` adapter
  * talking the real Cosmos REST protocol to `@vercel/cosmosdb-server` on 127.0.0.1. What that server
  * cannot do is skipped there, with the reason in the test name; the embedded store still runs those tests.
  */
 import https from 'node:https';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import createServer from '@vercel/cosmosdb-server';
 import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
 import { createEmbeddedStore } from '../../local/store/document-store';
@@ -481,26 +478,9 @@ function describeContract(name: string, makeTarget: () => Promise<ContractTarget
 // ---------------------------------------------------------------------------------------------
 
 async function embeddedTarget(): Promise<ContractTarget> {
-  return embeddedTargetWith(undefined);
-}
-
-/** The same store keeping every document's text in a file of a fresh directory, removed at the end. */
-async function embeddedFileTarget(): Promise<ContractTarget> {
-  const directory = mkdtempSync(join(tmpdir(), 'contract-store-'));
-  const target = embeddedTargetWith(join(directory, 'texts'));
-  return {
-    ...target,
-    close: async () => {
-      await target.close?.();
-      rmSync(directory, { recursive: true, force: true });
-    },
-  };
-}
-
-function embeddedTargetWith(textFile: string | undefined): ContractTarget {
   // A whole second, so `_ts` (seconds) and the clock agree and expiry falls exactly on the boundary.
   let clock = Date.UTC(2030, 0, 1);
-  const embedded = createEmbeddedStore({ now: () => clock, textFile });
+  const embedded = createEmbeddedStore({ now: () => clock });
   return {
     close: async () => embedded.close(),
     container: embedded.container('orders', '/orderId'),
@@ -551,8 +531,6 @@ async function cosmosServerTarget(): Promise<ContractTarget> {
 }
 
 describeContract('embedded store', embeddedTarget);
-
-describeContract('embedded store, texts in a file', embeddedFileTarget);
 
 describeContract('@azure/cosmos on @vercel/cosmosdb-server', cosmosServerTarget, {
   'atomic-batch': '@vercel/cosmosdb-server: its batch is not atomic',

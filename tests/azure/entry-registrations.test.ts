@@ -1,5 +1,5 @@
 /**
- * One definition per function, seen from both sides (ISSUE 14, section 4): the Azure entry point
+ * One definition per function, seen from both sides: the Azure entry point
  * (`main` in package.json) loaded as the worker loads it, with the stand-in `@azure/functions-core`
  * receiving what `@azure/functions` registers, against what the embedded app registers and runs.
  * Same names, triggers, bindings (queue, connection, sessions, route, methods, auth level, extra
@@ -11,33 +11,15 @@ import { createEmbeddedApp } from '../../local/app';
 import type { RegisteredFunction } from '../../local/worker/core';
 import { queueFunctionsOf } from '../../local/host/queue-function';
 import { httpFunctionsOf } from '../../local/host/http-function';
+import { workerRegistrations } from '../support/azure-entry';
 
-const SETTINGS = {
-  ServiceBusConnection__fullyQualifiedNamespace: 'orders-test.servicebus.windows.net',
-  CosmosDb__accountEndpoint: 'https://orders-test.documents.azure.com:443/',
-};
-
-/** What `registerFunction` received while the entry point loaded, in a registry of its own. */
+/** What `registerFunction` received while the entry point named by package.json `main` loaded. */
 function azureRegistrations(): RegisteredFunction[] {
-  const saved = { ...process.env };
-  Object.assign(process.env, SETTINGS);
-  try {
-    let registered: RegisteredFunction[] = [];
-    jest.isolateModules(() => {
-      const main = (
-        JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { main: string }
-      ).main;
-      // `main` is the build output; the entry's source is the same path under src/ with .ts.
-      const source = main.replace(/^dist\//, '').replace(/\.js$/, '');
-      require(resolve(__dirname, '../..', source));
-      const core = require('../../local/worker/core') as typeof import('../../local/worker/core');
-      registered = core.registeredFunctions();
-    });
-    return registered;
-  } finally {
-    for (const key of Object.keys(SETTINGS)) delete process.env[key];
-    Object.assign(process.env, saved);
-  }
+  const main = (
+    JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { main: string }
+  ).main;
+  // `main` is the build output; the entry's source is the same path under src/ with .ts.
+  return workerRegistrations(resolve(__dirname, '../..', main.replace(/^dist\//, '').replace(/\.js$/, '')));
 }
 
 function shapes(functions: readonly RegisteredFunction[]): Map<string, unknown> {

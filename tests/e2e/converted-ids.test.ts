@@ -1,5 +1,5 @@
 /**
- * Ids the Node worker converts (ISSUE 14, section 2). On Azure `@azure/functions` runs every string of
+ * Ids the Node worker converts. On Azure `@azure/functions` runs every string of
  * the trigger metadata through `tryJsonParse` (azure-functions-nodejs-library
  * `src/converters/fromRpcTypedData.ts`): a sessionId "12345678901234567890" reaches the handler as
  * the number 12345678901234567000, "007" as 7, "true" as a boolean, "null" as null. The embedded host

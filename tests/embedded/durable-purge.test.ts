@@ -1,5 +1,5 @@
 /**
- * The embedded driver no longer keeps every instance and its history for ever (ISSUE 13 §4): the
+ * The embedded driver does not keep every instance and its history for ever: the
  * app purges finished orchestrations past a retention, by the Durable extension's purge with filters
  * (HttpApiHandler.cs `HandleDeleteHistoryWithFiltersRequestAsync`: created before a time, in the
  * given statuses). Before this, a run of N orders kept N instances with all their history.

@@ -4,6 +4,7 @@
  * are observed by spying on `app.*` / `df.app.*`. Nothing reaches the network: clients connect lazily.
  */
 import type { app } from '@azure/functions';
+import type { RegisteredFunction } from '../../local/worker/core';
 
 export const SETTINGS = {
   ServiceBusConnection__fullyQualifiedNamespace: 'orders-test.servicebus.windows.net',
@@ -50,6 +51,31 @@ export function loadEntry(env: Record<string, string>): Registrations {
     });
     if (registrations === undefined) throw new Error('entry not loaded');
     return registrations;
+  } finally {
+    for (const key of Object.keys(env)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
+}
+
+/**
+ * What `registerFunction` of the stand-in `@azure/functions-core` (jest maps the module to it)
+ * received while `entry` loaded, in a registry of its own: the entry point as the Node worker loads
+ * it, whether the TypeScript source or a deployed bundle.
+ */
+export function workerRegistrations(
+  entry: string,
+  env: Record<string, string> = SETTINGS,
+): RegisteredFunction[] {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    let registered: RegisteredFunction[] = [];
+    jest.isolateModules(() => {
+      require(entry);
+      const core = require('../../local/worker/core') as typeof import('../../local/worker/core');
+      registered = core.registeredFunctions();
+    });
+    return registered;
   } finally {
     for (const key of Object.keys(env)) delete process.env[key];
     Object.assign(process.env, saved);

@@ -57,7 +57,10 @@ export interface QueueState {
    * consumer's CPU). Entries go stale when their session is taken or changes; accepting skips those.
    */
   readonly offers: SessionOffer<SessionState>[];
-  /** When a receiver last accepted each session: acceptance order survives a session emptying, for fairness when it fills again. */
+  /**
+   * When a receiver last accepted each session, for every session ever accepted: acceptance order
+   * survives a session emptying, for fairness when it fills again.
+   */
   readonly lastAccepted: Map<string, number>;
   readonly deadLetters: BrokerDeadLetter[];
   /**

@@ -80,7 +80,7 @@ export const START_FLAGS: readonly FlagSpec[] = [
     value: 'N',
     meaning:
       'how long a pump keeps a drained session (host.json sessionIdleTimeout); 0 by default: a local run ' +
-      'simulates no round trip, so any hold is pure waiting (Azure needs a positive value; see README, Performance)',
+      'simulates no round trip, so any hold is pure waiting (Azure needs a positive value; see docs/performance.md)',
     default: String(START_SESSION_IDLE_MS),
   },
   {

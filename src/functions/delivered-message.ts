@@ -11,7 +11,7 @@
  * batch's `batchId`, an entry's `orderId`): if that text, converted the same way, equals what
  * arrived, it is the id. Otherwise the value's JSON text stands for it (true → "true",
  * null → "null", 1.5 → "1.5"), which is exact unless the producer wrote a form JSON does not keep
- * ("1.50", "1e3", more than 17 significant digits). That remainder is documented in the README.
+ * ("1.50", "1e3", more than 17 significant digits). That remainder is documented in docs/messages.md.
  */
 import type { InvocationContext } from '@azure/functions';
 import { isDeepStrictEqual } from 'node:util';

@@ -25,9 +25,6 @@ const parkKey = (park: ParkRequest): string => park.transactionId ?? park.messag
 
 /** What is pending after a write that adds `added` to what was pending before it. */
 export function outboxAfter(pending: Outbox | null, added: Outbox): Outbox | null {
-  // Most changes add nothing to an empty outbox: no set or arrays for them (one a message).
-  if (pending === null && added.parks.length === 0)
-    return added.startFulfillment === null ? null : { parks: [], startFulfillment: added.startFulfillment };
   const known = new Set((pending?.parks ?? []).map(parkKey));
   const parks = [...(pending?.parks ?? []), ...added.parks.filter((park) => !known.has(parkKey(park)))];
   const startFulfillment = added.startFulfillment ?? pending?.startFulfillment ?? null;

@@ -6,7 +6,7 @@
 import type { Entry } from '../src/domain/entry';
 import { entryDigest, entryMessageId } from '../src/domain/digest';
 import { decide, linesOf, type OrderState, type TransactionRecord } from '../src/domain/order';
-import { entryMessage } from '../src/services/convoy/ledger';
+import { entryMessage } from '../src/domain/sequential-convoy';
 import { countBatches, STANDARD_TIER_MAX_BATCH_BYTES } from '../local/broker/broker';
 import type { LedgerInput } from '../local/app';
 import { seededRandom } from '../local/faults';

@@ -1,11 +1,16 @@
 /**
- * One change's walk over an order's consecutive slots (docs/messages.md (the order of checks), check
- * 6): the business rules of each entry, the header the change leaves and the records it writes.
- * Pure, like the rest of the order aggregate in `order.ts`.
+ * What `resequence` (sequential-convoy.ts) decides, in detail (docs/messages.md (the order of
+ * checks), checks 3 to 6): the judgement of a transaction seen before, the park of a taken
+ * sequence, the buffering of an entry ahead of a gap, and one change's walk over an order's
+ * consecutive slots: the business rules of each entry, the header the change leaves and the
+ * records it writes. Pure, like the rest of the order aggregate in `order.ts`.
  */
 import type { Entry } from './entry';
 import type {
   BufferedEntry,
+  ChangeDecision,
+  Duplicate,
+  ParkDecision,
   KnownRecords,
   OrderState,
   Rejection,
@@ -103,9 +108,71 @@ class Slots {
   }
 }
 
+/** Check 3 for a transaction already seen: the same digest is a duplicate, another is a mismatch. */
+export function judgeSeen(seen: SeenRecord, transactionId: string, digest: string): Duplicate | ParkDecision {
+  if (seen.digest === digest) return { kind: 'duplicate', transactionId, previous: seen.outcome };
+  return digestMismatch(seen, transactionId, digest);
+}
+
+/** What is known of a transaction seen before: its record, or its place in the buffer. */
+export type SeenRecord = Pick<TransactionRecord, 'digest' | 'sequence' | 'outcome'>;
+
+/** Check 3: the transaction was seen with other content; its id was reused. */
+export function digestMismatch(seen: SeenRecord, transactionId: string, digest: string): ParkDecision {
+  return {
+    kind: 'park',
+    reason: 'digest-mismatch',
+    description: `transactionId ${transactionId} was already ${seen.outcome} at sequence ${seen.sequence} with other content (digest ${seen.digest.slice(0, 16)}, this one ${digest.slice(0, 16)})`,
+    transactionId,
+  };
+}
+
+/** Check 4: the entry's sequence is taken, by an applied transaction or by `rival` in the buffer. */
+export function sequenceConflict(
+  state: OrderState,
+  entry: Entry,
+  rival: BufferedEntry | undefined,
+): ParkDecision {
+  const holder = rival ? `buffered ${rival.entry.transactionId}` : 'another transaction';
+  return {
+    kind: 'park',
+    reason: 'sequence-conflict',
+    description: `sequence ${entry.sequence} of order ${state.orderId} is already taken by ${holder}`,
+    transactionId: entry.transactionId,
+  };
+}
+
+/** An entry ahead of a gap waits in the buffer, in sequence order; its record says it is buffered. */
+export function bufferAhead(state: OrderState, incoming: BufferedEntry): ChangeDecision {
+  const { transactionId, sequence } = incoming.entry;
+  const buffered = [...state.buffered, incoming].sort((a, b) => a.entry.sequence - b.entry.sequence);
+  return {
+    kind: 'change',
+    outcome: 'buffered',
+    transactionId,
+    state: { ...state, buffered },
+    applied: [],
+    rejected: [],
+    submitted: false,
+    created: { transactionId, digest: incoming.digest, sequence, outcome: 'buffered' },
+    changed: [],
+  };
+}
+
+/** The entry for the next slot takes it, then the buffered entries that follow it without a gap. */
+export function takeNextSlot(
+  state: OrderState,
+  incoming: BufferedEntry,
+  known: KnownRecords,
+): ChangeDecision {
+  const slots = new Slots(state, known);
+  const outcome = slots.take(incoming, true);
+  return { kind: 'change', outcome, transactionId: incoming.entry.transactionId, ...slots.release() };
+}
+
 /**
  * Applies the business rules of one entry at its slot, mutating `state` (a fresh copy owned by
- * `decideEntry`). Returns why it was rejected, or whether it submitted the order, and the line an
+ * `takeNextSlot`). Returns why it was rejected, or whether it submitted the order, and the line an
  * amendment changed.
  */
 function applyAtSlot(

@@ -5,6 +5,7 @@
 import { describeProblems, parseEntryMessage, type Entry } from './entry';
 import { entryDigest } from './digest';
 import { MAX_RECORD_WRITES, Slots } from './order-slots';
+import { resequence } from './sequential-convoy';
 
 export type OrderStatus = 'pending' | 'open' | 'submitted' | 'deleted';
 export type SlotOutcome = 'applied' | 'rejected' | 'buffered';
@@ -168,6 +169,8 @@ export function linesOf(records: Iterable<TransactionRecord>): OrderLine[] {
 }
 
 export type ParkDecision = Extract<Decision, { kind: 'park' }>;
+export type Duplicate = Extract<Decision, { kind: 'duplicate' }>;
+export type ChangeDecision = Extract<Decision, { kind: 'change' }>;
 
 /**
  * Checks 1 and 2 of docs/messages.md (the order of checks), which need no stored state: is the message a valid entry, and
@@ -198,7 +201,7 @@ export function admit(
 }
 
 /**
- * The transactionIds whose records `decideEntry` must be given (absent ones are not stored): the
+ * The transactionIds whose records `resequence` must be given (absent ones are not stored): the
  * incoming entry's own when its slot is taken (a duplicate or a conflict), and the target of every
  * amendment the change would apply. A record not asked for may be given too; the incoming entry's
  * own record, when it was seen and is not given, is found by the store refusing to create it.
@@ -234,95 +237,6 @@ function releaseChain(buffered: readonly BufferedEntry[], from: number): Entry[]
   return chain;
 }
 
-/**
- * Decides the fate of one message on `order-transactions`, in the order of checks of docs/messages.md (the order of checks).
- * `state` is the stored state of the message's order, or undefined when it has none yet; `known`
- * holds the records `recordsNeeded` asks for.
- */
-export function decide(
-  state: OrderState | undefined,
-  message: IncomingMessage,
-  known: KnownRecords = new Map(),
-): Decision {
-  const admitted = admit(message);
-  if (admitted.kind === 'park') return admitted;
-  const { entry, digest } = admitted;
-  return decideEntry(
-    state ?? newOrderState(entry.orderId),
-    entry,
-    digest,
-    message.messageId,
-    message.applicationProperties,
-    known,
-  );
-}
-
-/** Check 3 for a transaction already seen: the same digest is a duplicate, another is a mismatch. */
-export function judgeSeen(
-  seen: Pick<TransactionRecord, 'digest' | 'sequence' | 'outcome'>,
-  transactionId: string,
-  digest: string,
-): Decision {
-  if (seen.digest === digest) return { kind: 'duplicate', transactionId, previous: seen.outcome };
-  return {
-    kind: 'park',
-    reason: 'digest-mismatch',
-    description: `transactionId ${transactionId} was already ${seen.outcome} at sequence ${seen.sequence} with other content (digest ${seen.digest.slice(0, 16)}, this one ${digest.slice(0, 16)})`,
-    transactionId,
-  };
-}
-
-/**
- * Checks 3 to 6 of docs/messages.md (the order of checks) for a valid entry already known to be in
- * its own session. Its cost does not grow with the order: it reads the header, the few records in
- * `known` and the bounded buffer, and copies nothing else.
- */
-export function decideEntry(
-  state: OrderState,
-  entry: Entry,
-  digest: string,
-  messageId: string,
-  properties: MessageProperties = {},
-  known: KnownRecords = new Map(),
-): Decision {
-  const { transactionId, sequence } = entry;
-  const waiting = state.buffered.find((buffered) => buffered.entry.transactionId === transactionId);
-  const seen = waiting
-    ? { digest: waiting.digest, sequence: waiting.entry.sequence, outcome: 'buffered' as const }
-    : known.get(transactionId);
-  if (seen) return judgeSeen(seen, transactionId, digest);
-  const bufferedRival = state.buffered.find((buffered) => buffered.entry.sequence === sequence);
-  if (sequence <= state.appliedSequence || bufferedRival) {
-    const holder = bufferedRival ? `buffered ${bufferedRival.entry.transactionId}` : 'another transaction';
-    return {
-      kind: 'park',
-      reason: 'sequence-conflict',
-      description: `sequence ${sequence} of order ${state.orderId} is already taken by ${holder}`,
-      transactionId,
-    };
-  }
-
-  const incoming: BufferedEntry = { messageId, digest, entry, properties };
-  if (sequence > state.appliedSequence + 1) {
-    const buffered = [...state.buffered, incoming].sort((a, b) => a.entry.sequence - b.entry.sequence);
-    return {
-      kind: 'change',
-      outcome: 'buffered',
-      transactionId,
-      state: { ...state, buffered },
-      applied: [],
-      rejected: [],
-      submitted: false,
-      created: { transactionId, digest, sequence, outcome: 'buffered' },
-      changed: [],
-    };
-  }
-  const slots = new Slots(state, known);
-  const outcome = slots.take(incoming, true);
-  const result = slots.release();
-  return { kind: 'change', outcome, transactionId, ...result };
-}
-
 /** Releases the buffered entries whose gap is filled, as many as one change may write; null when none is. */
 export function decideRelease(state: OrderState, known: KnownRecords = new Map()): Release | null {
   if (!releasable(state)) return null;
@@ -342,4 +256,26 @@ function transactionIdOf(body: unknown): string | null {
   if (typeof value !== 'object' || value === null) return null;
   const transactionId = (value as Record<string, unknown>).transactionId;
   return typeof transactionId === 'string' && transactionId.length > 0 ? transactionId : null;
+}
+
+/**
+ * The fate of one message on `order-transactions`: checks 1 and 2 (`admit`), then `resequence`.
+ * `state` is the stored state of its order, undefined when it has none yet.
+ */
+export function decide(
+  state: OrderState | undefined,
+  message: IncomingMessage,
+  known: KnownRecords = new Map(),
+): Decision {
+  const admitted = admit(message);
+  if (admitted.kind === 'park') return admitted;
+  const { entry, digest } = admitted;
+  return resequence(
+    state ?? newOrderState(entry.orderId),
+    entry,
+    digest,
+    message.messageId,
+    message.applicationProperties,
+    known,
+  );
 }

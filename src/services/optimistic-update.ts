@@ -21,15 +21,12 @@ export interface Change<T extends Document, R> {
   result: R;
 }
 
-/** What one write came to: it landed, another writer won, or the writer found an end of its own. */
-export type WriteOutcome<R> = { kind: 'written' } | { kind: 'lost' } | { kind: 'settled'; result: R };
+/** What one write came to: it landed, another writer won, or the write ended the update with a result of its own. */
+export type WriteOutcome<R> = { kind: 'written' } | { kind: 'lost' } | { kind: 'ended'; result: R };
 
 export interface OptimisticTarget<T extends Document, R> {
-  /**
-   * The document as stored now; `attempt` counts from 1 (the first may come from a cache, and may be
-   * given at once rather than as a promise).
-   */
-  read(attempt: number): Stored<T> | undefined | Promise<Stored<T> | undefined>;
+  /** The document as stored now; `attempt` counts from 1 (the first may come from a cache). */
+  read(attempt: number): Promise<Stored<T> | undefined>;
   /** Writes `next` over `current` (undefined: absent), on `current`'s etag. */
   write(next: T, current: Stored<T> | undefined, result: R): Promise<WriteOutcome<R>>;
 }
@@ -42,24 +39,20 @@ export interface Contention {
 
 /**
  * Applies `change` until one write lands or nothing needs writing, at most MAX_WRITE_ATTEMPTS times.
- * Returns the result of the change that was written (or needed no write), or the one a write settled on.
+ * Returns the result of the change that was written (or needed no write), or the one a write ended with.
  */
 export async function updateOptimistically<T extends Document, R>(
   target: OptimisticTarget<T, R>,
-  change: (current: Stored<T> | undefined) => Change<T, R> | Promise<Change<T, R>>,
+  change: (current: Stored<T> | undefined) => Promise<Change<T, R>>,
   contention: Contention,
 ): Promise<R> {
   for (let attempt = 1; attempt <= MAX_WRITE_ATTEMPTS; attempt++) {
-    // A read or a change that has its answer at once is not awaited: an await is a turn of the
-    // microtask queue and some 200 bytes, and most of the consumer's come from its cache.
-    const read = target.read(attempt);
-    const current = read instanceof Promise ? await read : read;
-    const proposed = change(current);
-    const { next, result } = proposed instanceof Promise ? await proposed : proposed;
+    const current = await target.read(attempt);
+    const { next, result } = await change(current);
     if (next === undefined) return result;
     const outcome = await target.write(next, current, result);
     if (outcome.kind === 'written') return result;
-    if (outcome.kind === 'settled') return outcome.result;
+    if (outcome.kind === 'ended') return outcome.result;
   }
   throw new TransientError(
     contention.code,
@@ -91,5 +84,9 @@ export async function updateDocument<T extends Document, R>(
   change: (current: Stored<T> | undefined) => Change<T, R>,
   contention: Contention,
 ): Promise<R> {
-  return updateOptimistically(documentTarget<T, R>(container, read), change, contention);
+  return updateOptimistically(
+    documentTarget<T, R>(container, read),
+    async (current) => change(current),
+    contention,
+  );
 }

@@ -2,7 +2,7 @@
  * Ids and sizes the contract allows work; what Service Bus would refuse is
  * parked with a reason, alone, and the rest goes on. Nothing dead-letters.
  */
-import { entryMessage } from '../../src/services/convoy/ledger';
+import { entryMessage } from '../../src/domain/sequential-convoy';
 import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../../src/services/message-size';
 import type { Entry } from '../../src/domain/entry';
 import { added, created, FAST, ledger, runToEnd } from '../support/e2e';

@@ -8,7 +8,6 @@ import { validateEntry } from '../../src/domain/entry';
 import {
   admit,
   decide as decideOn,
-  judgeSeen,
   linesOf as linesOfRecords,
   newOrderState,
   recordsNeeded,
@@ -19,6 +18,7 @@ import {
   type SlotOutcome,
   type TransactionRecord,
 } from '../../src/domain/order';
+import { judgeSeen } from '../../src/domain/order-slots';
 
 export type Raw = Record<string, unknown>;
 

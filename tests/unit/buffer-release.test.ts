@@ -9,10 +9,7 @@ import { createEmbeddedStore } from '../../local/store/document-store';
 import type { Entry } from '../../src/domain/entry';
 import { MAX_RECORD_WRITES, releasable } from '../../src/domain/order';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
-import {
-  processOrderTransaction,
-  type OrderTransactionDeps,
-} from '../../src/services/convoy/order-transactions';
+import { applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
@@ -33,7 +30,7 @@ const BUFFERED = 160;
 
 interface World {
   orders: DocumentContainer;
-  deps: OrderTransactionDeps;
+  deps: ConsumerDeps;
   started: FulfillmentInput[];
   batchSizes: number[];
   /** The value of every `entries.applied` metric, in order. */
@@ -46,7 +43,7 @@ function world(): World {
   const inner = createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
   const self: World = {
     orders: inner,
-    deps: undefined as unknown as OrderTransactionDeps,
+    deps: undefined as unknown as ConsumerDeps,
     started: [],
     batchSizes: [],
     appliedMetrics: [],
@@ -122,13 +119,13 @@ describe('releasing more buffered entries than one batch can hold', () => {
   it(`releases ${BUFFERED} buffered entries in successive batches of at most 100 operations`, async () => {
     const w = world();
     const { first, gap, buffered } = longGap('O-G');
-    await processOrderTransaction(w.deps, deliveredEntry(first));
-    for (const entry of buffered) await processOrderTransaction(w.deps, deliveredEntry(entry));
+    await applyEntry(w.deps, deliveredEntry(first));
+    for (const entry of buffered) await applyEntry(w.deps, deliveredEntry(entry));
     expect((await header(w, 'O-G')).buffered).toHaveLength(BUFFERED);
 
     w.batchSizes.length = 0;
     w.appliedMetrics.length = 0;
-    const outcome = await processOrderTransaction(w.deps, deliveredEntry(gap));
+    const outcome = await applyEntry(w.deps, deliveredEntry(gap));
     expect(outcome).toMatchObject({ kind: 'applied', orderId: 'O-G' });
     expect(w.batchSizes.length).toBeGreaterThan(1);
     // One metric per batch, the first for the change, the others for the drain: every entry counted once.
@@ -156,12 +153,12 @@ describe('releasing more buffered entries than one batch can hold', () => {
   it('after a crash between two batches, a duplicate delivery drains the rest; the order ends the same', async () => {
     const w = world();
     const { first, gap, buffered } = longGap('O-K');
-    await processOrderTransaction(w.deps, deliveredEntry(first));
-    for (const entry of buffered) await processOrderTransaction(w.deps, deliveredEntry(entry));
+    await applyEntry(w.deps, deliveredEntry(first));
+    for (const entry of buffered) await applyEntry(w.deps, deliveredEntry(entry));
 
     // The gap's own batch commits, then the process dies before the next one.
     w.batchesLeft = 1;
-    await expect(processOrderTransaction(w.deps, deliveredEntry(gap))).rejects.toThrow('crashed');
+    await expect(applyEntry(w.deps, deliveredEntry(gap))).rejects.toThrow('crashed');
     const between = await header(w, 'O-K');
     expect(releasable(between)).toBe(true);
     expect(between.buffered.length).toBeGreaterThan(0);
@@ -175,7 +172,7 @@ describe('releasing more buffered entries than one batch can hold', () => {
     // A new process (cold cache) gets the redelivery: a duplicate, and the buffer drains.
     w.batchesLeft = Number.POSITIVE_INFINITY;
     const fresh = { ...w.deps, cache: createOrderCache() };
-    const outcome = await processOrderTransaction(fresh, deliveredEntry(gap));
+    const outcome = await applyEntry(fresh, deliveredEntry(gap));
     expect(outcome).toEqual({ kind: 'duplicate', orderId: 'O-K' });
     expect(await header(w, 'O-K')).toMatchObject({
       status: 'submitted',

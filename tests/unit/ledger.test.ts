@@ -1,10 +1,12 @@
 /**
- * The serial half of the convoy (src/services/convoy/ledger.ts), on recording ports: what one ledger
- * message becomes, message by message, with nothing else between.
+ * The serial half of the convoy (src/domain/sequential-convoy.ts, `debatch`, carried out by
+ * src/services/convoy/ledger.ts), on recording ports: what one ledger message becomes, message by
+ * message, with nothing else between.
  */
 import { entryDigest, entryMessageId, sha256Hex, canonicalJson } from '../../src/domain/digest';
 import type { Entry } from '../../src/domain/entry';
-import { entryMessage, forwardLedgerBatch, type LedgerDeps } from '../../src/services/convoy/ledger';
+import { entryMessage } from '../../src/domain/sequential-convoy';
+import { forwardLedgerBatch, type LedgerDeps } from '../../src/services/convoy/ledger';
 import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../../src/services/message-size';
 import { PARK_PROPERTY, QUEUE } from '../../src/services/queues';
 import type { DeliveredMessage, OutgoingMessage, TelemetryProperties } from '../../src/services/ports';

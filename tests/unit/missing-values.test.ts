@@ -6,7 +6,7 @@ import { PermanentError } from '../../src/domain/errors';
 import { newOrderState } from '../../src/domain/order';
 import { createEmbeddedStore } from '../../local/store/document-store';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
-import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
+import { applyEntry } from '../../src/services/idempotent-consumer';
 import {
   fulfillmentInputOf,
   ORDERS_CONTAINER,
@@ -35,7 +35,7 @@ describe('the consumer', () => {
       sequenceNumber: 1,
       correlationId: undefined,
     };
-    const error: unknown = await processOrderTransaction(
+    const error: unknown = await applyEntry(
       {
         orders,
         sender: { send: async () => undefined },

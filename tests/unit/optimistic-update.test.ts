@@ -102,7 +102,11 @@ describe('updateOptimistically', () => {
         return { kind: 'lost' };
       },
     };
-    const error: unknown = await updateOptimistically(target, increment, contention).catch((e: unknown) => e);
+    const error: unknown = await updateOptimistically(
+      target,
+      async (current) => increment(current),
+      contention,
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect(error).toMatchObject({ code: 'counter-contention' });
     expect((error as Error).message).toBe('counter c kept changing under 10 consecutive writes');
@@ -110,35 +114,36 @@ describe('updateOptimistically', () => {
     expect(MAX_WRITE_ATTEMPTS).toBe(10);
   });
 
-  it('returns what a write settled on, and tells read which attempt it is', async () => {
+  it('returns what a write ended with, and tells read which attempt it is', async () => {
     const attempts: number[] = [];
     const target: OptimisticTarget<Counter, number> = {
       read: async (attempt) => {
         attempts.push(attempt);
         return undefined;
       },
-      write: async () => (attempts.length < 3 ? { kind: 'lost' } : { kind: 'settled', result: -1 }),
+      write: async () => (attempts.length < 3 ? { kind: 'lost' } : { kind: 'ended', result: -1 }),
     };
-    await expect(updateOptimistically(target, increment, contention)).resolves.toBe(-1);
+    await expect(
+      updateOptimistically(target, async (current) => increment(current), contention),
+    ).resolves.toBe(-1);
     expect(attempts).toEqual([1, 2, 3]);
   });
 
-  it('takes a read and a change given at once or as promises alike', async () => {
+  it('decides again on what the second read finds after a lost write', async () => {
     const stored = (value: number): Stored<Counter> => ({
       document: { id: 'c', pk: 'p', value },
       etag: `e${value}`,
     });
     const written: Array<[number, string | undefined]> = [];
     const target: OptimisticTarget<Counter, number> = {
-      // The first read from a cache (at once), the second from the store (a promise).
-      read: (attempt) => (attempt === 1 ? stored(1) : Promise.resolve(stored(5))),
+      // The first read as a cache has it, the second as the store has it since.
+      read: async (attempt) => (attempt === 1 ? stored(1) : stored(5)),
       write: async (next, current) => {
         written.push([next.value, current?.etag]);
         return written.length === 1 ? { kind: 'lost' } : { kind: 'written' };
       },
     };
-    const change = (current: Stored<Counter> | undefined) =>
-      current?.etag === 'e1' ? increment(current) : Promise.resolve(increment(current));
+    const change = async (current: Stored<Counter> | undefined) => increment(current);
     await expect(updateOptimistically(target, change, contention)).resolves.toBe(6);
     expect(written).toEqual([
       [2, 'e1'],

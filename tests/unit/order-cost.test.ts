@@ -1,6 +1,6 @@
 /**
  * What one entry costs does not grow with the length of its order. Counted, not
- * timed: the bytes the consumer writes to the store per entry, and the property reads `decideEntry`
+ * timed: the bytes the consumer writes to the store per entry, and the property reads `resequence`
  * makes of the stored state, at 10 and at 1,000 entries per order. Before the order was split into
  * a header and one transaction record per transaction, every entry rewrote all of the order's lines
  * and digests (about 100 KB per entry at 1,000) and the decision copied its `transactions` map.
@@ -8,9 +8,10 @@
 import { createEmbeddedStore } from '../../local/store/document-store';
 import { entryDigest } from '../../src/domain/digest';
 import type { Entry } from '../../src/domain/entry';
-import { decideEntry, newOrderState, type OrderState } from '../../src/domain/order';
+import { newOrderState, type OrderState } from '../../src/domain/order';
+import { resequence } from '../../src/domain/sequential-convoy';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
-import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
+import { applyEntry } from '../../src/services/idempotent-consumer';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
 import type { BatchOperation, DocumentContainer, Document } from '../../src/services/ports';
 import { added, amended, created, deliveredEntry } from '../support/e2e';
@@ -72,7 +73,7 @@ async function costPerEntry(length: number): Promise<{ bytes: number; calls: num
     telemetry: { trace: ignore, event: ignore, metric: ignore },
     cache: createOrderCache(),
   };
-  for (const entry of orderOf('O-LONG', length)) await processOrderTransaction(deps, deliveredEntry(entry));
+  for (const entry of orderOf('O-LONG', length)) await applyEntry(deps, deliveredEntry(entry));
   expect(started).toBe(1);
   return { bytes: meter.bytes / length, calls: meter.calls / length };
 }
@@ -90,12 +91,12 @@ describe('the cost of an entry, flat in the length of its order', () => {
       const entries = orderOf('O-LONG', length + 1);
       let state: OrderState = newOrderState('O-LONG');
       for (const entry of entries.slice(0, length)) {
-        const decision = decideEntry(state, entry, entryDigest(entry), `m-${entry.sequence}`);
+        const decision = resequence(state, entry, entryDigest(entry), `m-${entry.sequence}`);
         if (decision.kind === 'change') state = decision.state;
       }
       const counter = { reads: 0 };
       const next = entries[length];
-      decideEntry(counting(state, counter), next, entryDigest(next), 'm-next');
+      resequence(counting(state, counter), next, entryDigest(next), 'm-next');
       return counter.reads;
     };
     const short = readsToDecide(9);

@@ -8,9 +8,7 @@ import { entryDigest } from '../../src/domain/digest';
 import { validateEntry, type Entry } from '../../src/domain/entry';
 import {
   admit,
-  decideEntry,
   decideRelease,
-  judgeSeen,
   MAX_RECORD_WRITES,
   newOrderState,
   recordsNeeded,
@@ -21,6 +19,8 @@ import {
   type OrderState,
   type TransactionRecord,
 } from '../../src/domain/order';
+import { judgeSeen } from '../../src/domain/order-slots';
+import { resequence } from '../../src/domain/sequential-convoy';
 import {
   asChange,
   decide,
@@ -181,7 +181,7 @@ describe('waitingFor, releasable and decideRelease', () => {
 
 describe('the records a change creates and changes', () => {
   it('buffering creates the entry\'s record, "buffered", and changes none', () => {
-    const change = asChange(decideEntry(openWith(1, []), entryOf(add(3)), 'd'.repeat(64), 'm-3'));
+    const change = asChange(resequence(openWith(1, []), entryOf(add(3)), 'd'.repeat(64), 'm-3'));
     expect(change.created).toEqual({
       transactionId: 'T-3',
       digest: 'd'.repeat(64),
@@ -202,7 +202,7 @@ describe('the records a change creates and changes', () => {
     };
     const incoming = rawAmended(3, 'T-3', 'T-4', { unitPrice: 7 });
     const change = asChange(
-      decideEntry(state, entryOf(incoming), entryDigest(entryOf(incoming)), 'm-3', {}, known),
+      resequence(state, entryOf(incoming), entryDigest(entryOf(incoming)), 'm-3', {}, known),
     );
     expect(change.outcome).toBe('rejected');
     expect(change.created).toEqual(record(incoming, 'rejected'));
@@ -216,9 +216,7 @@ describe('the records a change creates and changes', () => {
 
   it('the created record holds the line as amended by an entry released in the same change', () => {
     const amend = rawAmended(4, 'T-4', 'T-2', { quantity: 5 });
-    const change = asChange(
-      decideEntry(openWith(1, [add(3), amend]), entryOf(add(2)), 'd'.repeat(64), 'm-2'),
-    );
+    const change = asChange(resequence(openWith(1, [add(3), amend]), entryOf(add(2)), 'd'.repeat(64), 'm-2'));
     expect(change.created).toEqual({
       transactionId: 'T-2',
       digest: 'd'.repeat(64),

@@ -12,7 +12,8 @@ import {
   type Entry,
 } from '../../src/domain/entry';
 import { entryDigest } from '../../src/domain/digest';
-import { decideEntry, newOrderState, type Decision, type OrderState } from '../../src/domain/order';
+import { newOrderState, type Decision, type OrderState } from '../../src/domain/order';
+import { resequence } from '../../src/domain/sequential-convoy';
 import { outboxAfter, type Outbox } from '../../src/services/order-documents';
 
 const COSMOS_MAX_ITEM_BYTES = 2 * 1024 * 1024;
@@ -53,7 +54,7 @@ function finalDocumentBytes(entries: readonly Entry[]): number {
   let state: OrderState = newOrderState(entries[0].orderId);
   let outbox: Outbox | null = null;
   for (const entry of entries) {
-    const decision: Decision = decideEntry(state, entry, entryDigest(entry), 'm'.repeat(128), PROPERTIES);
+    const decision: Decision = resequence(state, entry, entryDigest(entry), 'm'.repeat(128), PROPERTIES);
     if (decision.kind !== 'change') continue;
     state = decision.state;
     // Nothing pending is done: the parked queue stays down for the whole order.

@@ -1,6 +1,7 @@
 import { entryDigest } from '../../src/domain/digest';
 import { validateEntry, type Entry } from '../../src/domain/entry';
-import { admit, decideEntry, newOrderState, waitingFor, type OrderState } from '../../src/domain/order';
+import { admit, newOrderState, waitingFor, type OrderState } from '../../src/domain/order';
+import { resequence } from '../../src/domain/sequential-convoy';
 import {
   decide,
   linesOf,
@@ -711,11 +712,11 @@ describe('decide does not mutate its input', () => {
   );
 });
 
-describe('decideEntry', () => {
+describe('resequence', () => {
   it('uses the digest and messageId it is given', () => {
     const result = validateEntry(rawAdded(3, 'T-3', 1, 1));
     if (!result.ok) throw new Error('expected a valid entry');
-    const change = asChange(decideEntry(stateAfter(T1), result.value, 'd'.repeat(64), 'given-id'));
+    const change = asChange(resequence(stateAfter(T1), result.value, 'd'.repeat(64), 'given-id'));
     expect(change.state.buffered[0]).toMatchObject({ messageId: 'given-id', digest: 'd'.repeat(64) });
     expect(change.created).toEqual({
       transactionId: 'T-3',

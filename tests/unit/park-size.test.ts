@@ -4,7 +4,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../../src/servi
 import { sha256Hex } from '../../src/domain/digest';
 import { createEmbeddedStore } from '../../local/store/document-store';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
-import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
+import { applyEntry } from '../../src/services/idempotent-consumer';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
 import type { DeliveredMessage, OutgoingMessage } from '../../src/services/ports';
 
@@ -72,7 +72,7 @@ describe('the consumer parks by the tier it is given', () => {
   const parkedBody = async (maxMessageBytes: number | undefined): Promise<unknown> => {
     const sent: OutgoingMessage[] = [];
     const ignore = (): void => {};
-    await processOrderTransaction(
+    await applyEntry(
       {
         orders: createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH),
         sender: { send: async (_queue, messages) => void sent.push(...messages) },

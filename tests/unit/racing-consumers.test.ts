@@ -6,10 +6,7 @@
  */
 import { createEmbeddedStore } from '../../local/store/document-store';
 import { createOrderCache, type OrderCache } from '../../src/services/convoy/order-cache';
-import {
-  processOrderTransaction,
-  type OrderTransactionDeps,
-} from '../../src/services/convoy/order-transactions';
+import { applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
@@ -23,7 +20,7 @@ import { added, amended, created, deliveredEntry } from '../support/e2e';
 const ignore = (): void => {};
 
 interface Consumer {
-  deps: OrderTransactionDeps;
+  deps: ConsumerDeps;
   cache: OrderCache;
   started: FulfillmentInput[];
   failStart: boolean;
@@ -70,15 +67,15 @@ describe('two consumers with different entries of one order', () => {
     const orders = ordersContainer();
     const a = consumer(orders);
     const b = consumer(orders);
-    await processOrderTransaction(a.deps, deliveredEntry(created('O-S', 'T-1')));
+    await applyEntry(a.deps, deliveredEntry(created('O-S', 'T-1')));
     // B saw the order at sequence 1 (its cache), then A moved it on to 2 behind B's back.
     const seen = await orders.read<OrderDocument>('O-S', 'O-S');
     if (seen === undefined) throw new Error('order O-S not written');
     b.cache.set('O-S', seen);
-    await processOrderTransaction(a.deps, deliveredEntry(added('O-S', 'T-2', 2)));
+    await applyEntry(a.deps, deliveredEntry(added('O-S', 'T-2', 2)));
 
     // On its stale copy B would buffer entry 3 (waiting for 2); after the 412 it sees 2 and applies.
-    const outcome = await processOrderTransaction(b.deps, deliveredEntry(added('O-S', 'T-3', 3)));
+    const outcome = await applyEntry(b.deps, deliveredEntry(added('O-S', 'T-3', 3)));
     expect(outcome).toEqual({ kind: 'applied', orderId: 'O-S', applied: 1, rejected: 0, submitted: false });
     const stored = await order(orders, 'O-S');
     expect(stored?.appliedSequence).toBe(3);
@@ -90,10 +87,10 @@ describe('two consumers with different entries of one order', () => {
     const orders = ordersContainer();
     const a = consumer(orders);
     const b = consumer(orders);
-    await processOrderTransaction(a.deps, deliveredEntry(created('O-C', 'T-1')));
+    await applyEntry(a.deps, deliveredEntry(created('O-C', 'T-1')));
 
     // B has never seen O-C: it decides on a new order (entry 2 would wait for 1) and creates it.
-    const outcome = await processOrderTransaction(b.deps, deliveredEntry(added('O-C', 'T-2', 2)));
+    const outcome = await applyEntry(b.deps, deliveredEntry(added('O-C', 'T-2', 2)));
     expect(outcome).toEqual({ kind: 'applied', orderId: 'O-C', applied: 1, rejected: 0, submitted: false });
     const stored = await order(orders, 'O-C');
     expect(stored?.appliedSequence).toBe(2);
@@ -105,17 +102,17 @@ describe('two consumers with different entries of one order', () => {
     const orders = ordersContainer();
     const a = consumer(orders);
     const b = consumer(orders);
-    await processOrderTransaction(a.deps, deliveredEntry(created('O-M', 'T-1')));
-    await processOrderTransaction(a.deps, deliveredEntry(added('O-M', 'T-2', 2, 2, 100)));
+    await applyEntry(a.deps, deliveredEntry(created('O-M', 'T-1')));
+    await applyEntry(a.deps, deliveredEntry(added('O-M', 'T-2', 2, 2, 100)));
 
-    const outcome = await processOrderTransaction(b.deps, deliveredEntry(amended('O-M', 'T-3', 3, 'T-2', 5)));
+    const outcome = await applyEntry(b.deps, deliveredEntry(amended('O-M', 'T-3', 3, 'T-2', 5)));
     expect(outcome).toEqual({ kind: 'applied', orderId: 'O-M', applied: 1, rejected: 0, submitted: false });
     expect(await order(orders, 'O-M')).toMatchObject({ appliedSequence: 3, lineCount: 1, total: 500 });
     expect(await readOrderLines(orders, 'O-M')).toEqual([
       { transactionId: 'T-2', sku: 'SKU-T-2', quantity: 5, unitPrice: 100 },
     ]);
     // The first consumer's cached record of T-2 is stale now: its next amendment reloads and reads again.
-    const again = await processOrderTransaction(a.deps, deliveredEntry(amended('O-M', 'T-4', 4, 'T-2', 1)));
+    const again = await applyEntry(a.deps, deliveredEntry(amended('O-M', 'T-4', 4, 'T-2', 1)));
     expect(again).toMatchObject({ kind: 'applied', applied: 1 });
     expect(await order(orders, 'O-M')).toMatchObject({ appliedSequence: 4, total: 100 });
   });
@@ -129,11 +126,11 @@ describe('an entry committed before whose effect failed', () => {
     const final = deliveredEntry(created('O-R', 'T-1', 1, true));
     a.failStart = true;
     // A commits the order and its marker, then the saga start fails: the message is tried again.
-    await expect(processOrderTransaction(a.deps, final)).rejects.toThrow('fulfillment down');
+    await expect(applyEntry(a.deps, final)).rejects.toThrow('fulfillment down');
     expect((await order(orders, 'O-R'))?.outbox?.startFulfillment?.orderId).toBe('O-R');
 
     // The redelivery lands on B, whose cache is cold: its batch finds the marker taken.
-    const outcome = await processOrderTransaction(b.deps, final);
+    const outcome = await applyEntry(b.deps, final);
     expect(outcome).toEqual({ kind: 'duplicate', orderId: 'O-R' });
     expect(b.started.map((s) => s.orderId)).toEqual(['O-R']);
   });

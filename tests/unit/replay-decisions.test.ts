@@ -8,7 +8,7 @@ import { entryDigest, entryMessageId } from '../../src/domain/digest';
 import { describeProblems, validateEntry, type Entry } from '../../src/domain/entry';
 import { TransientError } from '../../src/domain/errors';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
-import { processOrderTransaction } from '../../src/services/convoy/order-transactions';
+import { applyEntry } from '../../src/services/idempotent-consumer';
 import type { ParkRequest } from '../../src/services/convoy/parking';
 import { parkedAsRead } from '../support/parked';
 import type {
@@ -76,7 +76,7 @@ async function consume(
     cache: createOrderCache(),
   };
   for (const entry of entries) {
-    await processOrderTransaction(deps, {
+    await applyEntry(deps, {
       messageId: idOf(entry),
       sessionId: entry.orderId,
       body: entry,

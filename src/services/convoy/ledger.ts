@@ -1,13 +1,12 @@
 /**
- * The serial half of the convoy: de-batch one ledger message into `order-transactions`, one
- * message per entry in its order's session, in batch order, packed into as few sends as allowed.
+ * The serial half of the convoy: one ledger message de-batched (src/domain/sequential-convoy.ts)
+ * into `order-transactions`, packed into as few sends as allowed, and what cannot travel parked.
  */
-import { describeProblems, parseLedgerMessage, type Entry } from '../../domain/entry';
-import { entryDigest, entryMessageId } from '../../domain/digest';
+import { debatch } from '../../domain/sequential-convoy';
 import { park, parkIdFor, type ParkRequest } from './parking';
 import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../message-size';
 import { QUEUE } from '../queues';
-import type { DeliveredMessage, MessageSender, OutgoingMessage, Telemetry } from '../ports';
+import type { DeliveredMessage, MessageSender, Telemetry } from '../ports';
 
 export interface LedgerDeps {
   sender: MessageSender;
@@ -22,94 +21,39 @@ export interface LedgerOutcome {
   parked: number;
 }
 
-/** The message an entry travels in (docs/messages.md (the ledger message)). */
-export function entryMessage(entry: Entry, batchId: string, correlationId: string): OutgoingMessage {
-  return {
-    messageId: entryMessageId(entry.transactionId, entryDigest(entry)),
-    sessionId: entry.orderId,
-    body: entry,
-    correlationId,
-    subject: entry.type,
-    applicationProperties: {
-      transactionId: entry.transactionId,
-      sequence: entry.sequence,
-      final: entry.final === true,
-      batchId,
-    },
-  };
-}
-
 export async function forwardLedgerBatch(
   deps: LedgerDeps,
   message: DeliveredMessage,
 ): Promise<LedgerOutcome> {
   const correlationId = message.correlationId ?? message.messageId;
-  const parsed = parseLedgerMessage(message.body);
-  if (!parsed.ok) {
+  const parked = { fromQueue: QUEUE.ledger, sessionId: message.sessionId, correlationId };
+  const debatched = debatch(message.body, correlationId, {
+    maxBytes: deps.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    bytesOf: estimateMessageBytes,
+  });
+  if (debatched.kind === 'invalid') {
     await park(deps, [
       {
-        fromQueue: QUEUE.ledger,
+        ...parked,
         messageId: message.messageId,
-        sessionId: message.sessionId,
         body: message.body,
-        correlationId,
         applicationProperties: message.applicationProperties,
         transactionId: null,
         reason: 'invalid',
-        description: describeProblems(parsed.problems),
+        description: debatched.description,
       },
     ]);
     return { batchId: message.messageId, forwarded: 0, parked: 1 };
   }
 
-  const { batchId, entries } = parsed.value;
-  const forwards: OutgoingMessage[] = [];
-  const parks: ParkRequest[] = [];
-  const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  for (const { index, raw, result } of entries) {
-    if (result.ok) {
-      const forward = entryMessage(result.value, batchId, correlationId);
-      const bytes = estimateMessageBytes(forward);
-      if (bytes <= maxMessageBytes) {
-        forwards.push(forward);
-        continue;
-      }
-      // Service Bus would refuse it, and with it the whole send of this batch: parked alone, with
-      // what identifies it (the entry itself does not fit in a message either), the rest go on.
-      const { transactionId, orderId, sequence, type } = result.value;
-      parks.push({
-        fromQueue: QUEUE.ledger,
-        messageId: parkIdFor('too-large', raw),
-        sessionId: message.sessionId,
-        body: { transactionId, orderId, sequence, type, bytes, omitted: 'the entry, over the size limit' },
-        correlationId,
-        applicationProperties: { batchId, entryIndex: index },
-        transactionId,
-        reason: 'too-large',
-        description: `entries[${index}] would travel in a message of about ${bytes} bytes, over the queues' ${maxMessageBytes}-byte limit; its body is not kept`,
-      });
-      continue;
-    }
-    const transactionId =
-      typeof raw === 'object' &&
-      raw !== null &&
-      typeof (raw as { transactionId?: unknown }).transactionId === 'string'
-        ? (raw as { transactionId: string }).transactionId
-        : null;
-    parks.push({
-      fromQueue: QUEUE.ledger,
-      // From the content: a redelivered or re-sent batch parks the same entry under the same id,
-      // once, and two batches sharing a batchId never make two different parks collide.
-      messageId: parkIdFor('invalid', raw),
-      sessionId: message.sessionId,
-      body: raw,
-      correlationId,
-      applicationProperties: { batchId, entryIndex: index },
-      transactionId,
-      reason: 'invalid',
-      description: describeProblems(result.problems),
-    });
-  }
+  const { batchId, forwards } = debatched;
+  const parks = debatched.parks.map(({ raw, ...entry }): ParkRequest => ({
+    ...parked,
+    ...entry,
+    // From the content: a redelivered or re-sent batch parks the same entry under the same id,
+    // once, and two batches sharing a batchId never make two different parks collide.
+    messageId: parkIdFor(entry.reason, raw),
+  }));
   // Forward first: should parking fail, the redelivery re-sends and duplicate detection drops repeats.
   if (forwards.length > 0) await deps.sender.send(QUEUE.orderTransactions, forwards);
   await park(deps, parks);

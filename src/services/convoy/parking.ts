@@ -6,7 +6,13 @@
 import { canonicalJson, sha256Hex } from '../../domain/digest';
 import type { ParkReason } from '../../domain/order';
 import { PARK_PROPERTY, QUEUE } from '../queues';
-import type { ApplicationProperties, MessageSender, OutgoingMessage, Telemetry } from '../ports';
+import type {
+  ApplicationProperties,
+  DeliveredMessage,
+  MessageSender,
+  OutgoingMessage,
+  Telemetry,
+} from '../ports';
 import { DEFAULT_MAX_MESSAGE_BYTES, estimateMessageBytes } from '../message-size';
 
 export interface ParkRequest {
@@ -19,6 +25,25 @@ export interface ParkRequest {
   transactionId: string | null;
   reason: ParkReason;
   description: string;
+}
+
+/** The park of a delivered message as it came, for a reason found in it. */
+export function parkRequestOf(
+  fromQueue: string,
+  message: DeliveredMessage,
+  why: Pick<ParkRequest, 'reason' | 'description' | 'transactionId'>,
+): ParkRequest {
+  return {
+    fromQueue,
+    messageId: message.messageId,
+    sessionId: message.sessionId,
+    body: message.body,
+    correlationId: message.correlationId,
+    applicationProperties: message.applicationProperties,
+    transactionId: why.transactionId,
+    reason: why.reason,
+    description: why.description,
+  };
 }
 
 /**

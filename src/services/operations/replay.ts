@@ -6,7 +6,8 @@
  * refused even when forced, because the message would then be gone from everywhere.
  */
 import { describeProblems, parseLedgerMessage, validateEntry } from '../../domain/entry';
-import { admit, decideEntry, newOrderState, recordsNeeded, type ParkReason } from '../../domain/order';
+import { admit, newOrderState, recordsNeeded, type ParkReason } from '../../domain/order';
+import { resequence } from '../../domain/sequential-convoy';
 import { parkedLedgerEntry, replayTargetOf } from './held-messages';
 import type {
   DeadLetteredMessage,
@@ -101,7 +102,7 @@ function predictLedger(held: ParkedMessage | DeadLetteredMessage, message: Outgo
   };
 }
 
-/** docs/messages.md (the order of checks) against the order as stored now, as `processOrderTransaction` would decide it. */
+/** docs/messages.md (the order of checks) against the order as stored now, as `applyEntry` would decide it. */
 async function predictEntry(orders: DocumentContainer, message: OutgoingMessage): Promise<Prediction> {
   const admitted = admit({
     messageId: message.messageId,
@@ -117,7 +118,7 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
     ...recordsNeeded(state, entry),
     entry.transactionId,
   ]);
-  const decision = decideEntry(state, entry, digest, message.messageId, message.applicationProperties, known);
+  const decision = resequence(state, entry, digest, message.messageId, message.applicationProperties, known);
   switch (decision.kind) {
     case 'park':
       return parkedAs(decision.reason, decision.description);

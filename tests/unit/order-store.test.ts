@@ -1,17 +1,18 @@
 /**
- * The writes of one change to an order (src/services/convoy/order-writes.ts), on a scripted
- * container: the batch it sends, and what it makes of each result the store can give.
+ * The consumer's reads and writes of an order (src/services/convoy/order-store.ts), on a scripted
+ * container: the batch it sends, what it makes of each result the store can give, and its reads.
  */
 import { PermanentError } from '../../src/domain/errors';
 import type { TransactionRecord } from '../../src/domain/order';
 import { createOrderCache, type OrderCache } from '../../src/services/convoy/order-cache';
 import {
   knownRecords,
+  readOrder,
   readRecord,
   reloadOrder,
-  writeChange,
+  writeOrderBatch,
   type OrderStore,
-} from '../../src/services/convoy/order-writes';
+} from '../../src/services/convoy/order-store';
 import {
   transactionDocument,
   type OrderDocument,
@@ -103,7 +104,7 @@ const storedRecord = (
   etag,
 });
 
-describe('writeChange', () => {
+describe('writeOrderBatch', () => {
   it('creates the new record and the header of a new order, and caches both with their etags', async () => {
     const s = scripted();
     s.result = {
@@ -113,7 +114,7 @@ describe('writeChange', () => {
         { status: 201, etag: 'h1' },
       ],
     };
-    const outcome = await writeChange(s.store, header(), undefined, {
+    const outcome = await writeOrderBatch(s.store, header(), undefined, {
       created: record('T-1', 1),
       changed: [],
     });
@@ -145,7 +146,7 @@ describe('writeChange', () => {
       ],
     };
     const changed = [record('T-1', 1, 5), record('T-2', 2, 7)];
-    const outcome = await writeChange(
+    const outcome = await writeOrderBatch(
       s.store,
       header(3),
       { document: header(1), etag: 'h1' },
@@ -179,7 +180,7 @@ describe('writeChange', () => {
         { status: 200, etag: 'h2' },
       ],
     };
-    await writeChange(
+    await writeOrderBatch(
       s.store,
       header(2),
       { document: header(1), etag: 'h1' },
@@ -198,32 +199,27 @@ describe('writeChange', () => {
   it('refuses a committed batch without the etag of the header, and caches nothing', async () => {
     const s = scripted();
     s.result = { ok: true, results: [{ status: 201, etag: 'r1' }, { status: 201 }] };
-    const write = writeChange(s.store, header(), undefined, { created: record('T-1', 1), changed: [] });
+    const write = writeOrderBatch(s.store, header(), undefined, { created: record('T-1', 1), changed: [] });
     await expect(write).rejects.toThrow(PermanentError);
     await expect(write).rejects.toMatchObject({ code: 'missing-etag' });
     await expect(
-      writeChange(s.store, header(), undefined, { created: record('T-1', 1), changed: [] }),
+      writeOrderBatch(s.store, header(), undefined, { created: record('T-1', 1), changed: [] }),
     ).rejects.toThrow('the batch for order O-1 returned no etag for the order');
     expect(s.cache.get('O-1')).toBeUndefined();
   });
 
-  it("finds the entry seen when its record's create gets 409, by a point read that it remembers", async () => {
+  it("says the entry's record exists when its create gets 409, reading nothing (the consumer reads the record)", async () => {
     const s = scripted();
     s.cache.set('O-1', { document: header(1), etag: 'h1' });
     s.stored.set('txn:T-1', storedRecord('T-1', 1, 'r1'));
     s.result = { ok: false, results: [{ status: 409 }, { status: 424 }] };
-    const outcome = await writeChange(s.store, header(), undefined, {
+    const outcome = await writeOrderBatch(s.store, header(), undefined, {
       created: record('T-1', 1),
       changed: [],
     });
-    expect(outcome).toEqual({ kind: 'seen', record: record('T-1', 1) });
-    expect(s.reads).toEqual(['O-1/txn:T-1']);
-    expect(s.cache.record('O-1', 'T-1')?.etag).toBe('r1');
-    // Gone again: decided again, as lost.
-    s.stored.clear();
-    expect(
-      await writeChange(s.store, header(), undefined, { created: record('T-1', 1), changed: [] }),
-    ).toEqual({ kind: 'lost' });
+    expect(outcome).toEqual({ kind: 'record-exists' });
+    expect(s.reads).toEqual([]);
+    expect(s.cache.get('O-1')).toEqual({ document: header(1), etag: 'h1' });
   });
 
   it.each([
@@ -233,7 +229,7 @@ describe('writeChange', () => {
   ])('loses the race on %s, reading nothing', async (_what, statuses) => {
     const s = scripted();
     s.result = { ok: false, results: statuses.map((status) => ({ status })) };
-    const outcome = await writeChange(s.store, header(), undefined, {
+    const outcome = await writeOrderBatch(s.store, header(), undefined, {
       created: record('T-2', 2),
       changed: [],
     });
@@ -248,7 +244,7 @@ describe('writeChange', () => {
   ])('loses the race on %s', async (_what, statuses, expected) => {
     const s = scripted();
     s.result = { ok: false, results: statuses.map((status) => ({ status })) };
-    const outcome = await writeChange(
+    const outcome = await writeOrderBatch(
       s.store,
       header(2),
       { document: header(1), etag: 'h1' },
@@ -268,7 +264,7 @@ describe('writeChange', () => {
   ])('refuses %s, naming the statuses', async (_what, statuses, shown) => {
     const s = scripted();
     s.result = { ok: false, results: statuses.map((status) => ({ status })) };
-    const write = writeChange(
+    const write = writeOrderBatch(
       s.store,
       header(2),
       { document: header(1), etag: 'h1' },
@@ -288,7 +284,7 @@ describe('writeChange', () => {
     const s = scripted();
     s.result = { ok: false, results: [{ status: 404 }, { status: 424 }] };
     await expect(
-      writeChange(s.store, header(), undefined, { created: record('T-1', 1), changed: [] }),
+      writeOrderBatch(s.store, header(), undefined, { created: record('T-1', 1), changed: [] }),
     ).rejects.toThrow('batch for order O-1 failed with statuses 404, 424');
   });
 });
@@ -333,6 +329,17 @@ describe('reading', () => {
     expect(s.cache.get('O-1')).toEqual({ document: header(2), etag: 'h2' });
     expect(s.cache.record('O-1', 'T-1')).toBeUndefined();
     expect(s.reads).toEqual(['O-1/O-1', 'O-1/O-1']);
+  });
+
+  it('readOrder takes the cached header on the first attempt and reloads it on a later one', async () => {
+    const s = scripted();
+    s.cache.set('O-1', { document: header(1), etag: 'h1' });
+    s.stored.set('O-1', { document: header(2), etag: 'h2' });
+    expect(await readOrder(s.store, 'O-1', 1)).toEqual({ document: header(1), etag: 'h1' });
+    expect(s.reads).toEqual([]);
+    expect(await readOrder(s.store, 'O-1', 2)).toEqual({ document: header(2), etag: 'h2' });
+    expect(s.reads).toEqual(['O-1/O-1']);
+    expect(s.cache.get('O-1')).toEqual({ document: header(2), etag: 'h2' });
   });
 
   it('reloadOrder forgets an order that is not stored', async () => {

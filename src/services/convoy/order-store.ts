@@ -1,8 +1,9 @@
 /**
- * The writes of one change to an order, in one transactional batch of its partition: the header
- * (created, or replaced on its etag), the incoming entry's transaction record (created: the store's
- * 409 on its id says the entry was seen before) and the records the change alters (released from
- * the buffer, amended lines), replaced on their etag when it is known. All or nothing.
+ * The consumer's reads and writes of one order's partition, through the session's cache
+ * (order-cache.ts). A change is written in one transactional batch: the header (created, or
+ * replaced on its etag), the incoming entry's transaction record (created: the store's 409 on its
+ * id says the entry was seen before) and the records the change alters (released from the buffer,
+ * amended lines), replaced on their etag when it is known. All or nothing.
  */
 import { PermanentError } from '../../domain/errors';
 import type { KnownRecords, RecordWrites, TransactionRecord } from '../../domain/order';
@@ -18,69 +19,56 @@ import type { OrderCache } from './order-cache';
 
 export type BatchOutcome =
   | { kind: 'written' }
+  /** Another writer got there first: decide again on what it wrote. */
   | { kind: 'lost' }
-  /** The incoming entry's record exists: it was seen, this is what the store holds. */
-  | { kind: 'seen'; record: TransactionRecord };
+  /** The incoming entry's record exists (409): the entry was seen before. */
+  | { kind: 'record-exists' };
 
 export interface OrderStore {
   orders: DocumentContainer;
   cache: OrderCache;
 }
 
-export async function writeChange(
+/** The header and the records of one change, in one transactional batch. */
+export async function writeOrderBatch(
   deps: OrderStore,
   document: OrderDocument,
   current: Stored<OrderDocument> | undefined,
   writes: RecordWrites,
 ): Promise<BatchOutcome> {
   const orderId = document.orderId;
-  // One pass, no intermediate arrays: this runs for every entry.
-  const records: TransactionDocument[] = [];
-  const operations: BatchOperation[] = [];
-  if (writes.created !== null) {
-    const record = transactionDocument(orderId, writes.created);
-    records.push(record);
-    operations.push({ op: 'create', document: record });
-  }
-  for (const changed of writes.changed) {
-    const record = transactionDocument(orderId, changed);
-    records.push(record);
-    const etag = deps.cache.record(orderId, record.transactionId)?.etag;
-    operations.push(
-      etag === undefined
+  const created = writes.created === null ? [] : [transactionDocument(orderId, writes.created)];
+  const changed = writes.changed.map((record) => transactionDocument(orderId, record));
+  const records = [...created, ...changed];
+  const operations: BatchOperation[] = [
+    ...created.map((record): BatchOperation => ({ op: 'create', document: record })),
+    ...changed.map((record): BatchOperation => {
+      const etag = deps.cache.record(orderId, record.transactionId)?.etag;
+      return etag === undefined
         ? { op: 'replace', document: record }
-        : { op: 'replace', document: record, ifMatch: etag },
-    );
-  }
-  operations.push(
+        : { op: 'replace', document: record, ifMatch: etag };
+    }),
     current === undefined ? { op: 'create', document } : { op: 'replace', document, ifMatch: current.etag },
-  );
+  ];
   const result = await deps.orders.batch(orderId, operations);
-  const headerResult = result.results[records.length];
   if (result.ok) {
-    if (headerResult.etag === undefined) {
+    const headerEtag = result.results[records.length].etag;
+    if (headerEtag === undefined) {
       throw new PermanentError(
         'missing-etag',
         `the batch for order ${orderId} returned no etag for the order`,
       );
     }
-    deps.cache.set(orderId, { document, etag: headerResult.etag });
-    for (let index = 0; index < records.length; index += 1) {
+    deps.cache.set(orderId, { document, etag: headerEtag });
+    records.forEach((record, index) => {
       const etag = result.results[index].etag;
-      if (etag !== undefined) deps.cache.remember(orderId, { document: records[index], etag });
-    }
+      if (etag !== undefined) deps.cache.remember(orderId, { document: record, etag });
+    });
     return { kind: 'written' };
   }
   const failed = result.results.findIndex((operation) => operation.status !== 424);
   const status = result.results[failed]?.status;
-  if (failed === 0 && writes.created !== null && status === 409) {
-    const seen = await readRecord(deps, orderId, writes.created.transactionId);
-    // Gone again (it never is: records have no ttl): decide again on what is stored.
-    return seen === undefined
-      ? { kind: 'lost' }
-      : { kind: 'seen', record: transactionRecordOf(seen.document) };
-  }
-  // Another writer got there first: decide again on what it wrote.
+  if (failed === 0 && created.length > 0 && status === 409) return { kind: 'record-exists' };
   if (status === 409 || status === 412 || (status === 404 && failed === records.length))
     return { kind: 'lost' };
   throw new PermanentError(
@@ -107,8 +95,6 @@ export async function knownRecords(
   transactionIds: readonly string[],
 ): Promise<KnownRecords> {
   const known = new Map<string, TransactionRecord>();
-  // Most decisions need none (an entry that amends nothing): no promises for them.
-  if (transactionIds.length === 0) return known;
   await Promise.all(
     transactionIds.map(async (transactionId) => {
       const stored =
@@ -117,6 +103,15 @@ export async function knownRecords(
     }),
   );
   return known;
+}
+
+/** The header: the first attempt takes the session's cached copy, a later one reads it again. */
+export async function readOrder(
+  deps: OrderStore,
+  orderId: string,
+  attempt: number,
+): Promise<Stored<OrderDocument> | undefined> {
+  return attempt === 1 ? deps.cache.get(orderId) : reloadOrder(deps, orderId);
 }
 
 /** The header as stored now; a header with another etag than the cached one voids the cached records. */

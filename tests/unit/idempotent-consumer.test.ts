@@ -1,16 +1,12 @@
 /**
- * The parallel half of the convoy (src/services/convoy/order-transactions.ts) on the embedded store
+ * The Idempotent Consumer (src/services/idempotent-consumer.ts, `applyEntry`) on the embedded store
  * and recording ports: the outcome of each entry, what it tells the telemetry, what it parks and
  * starts, and what its writes leave in the store and in the session's cache.
  */
 import { createEmbeddedStore } from '../../local/store/document-store';
 import type { Entry } from '../../src/domain/entry';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
-import {
-  CONSUMER,
-  processOrderTransaction,
-  type OrderTransactionDeps,
-} from '../../src/services/convoy/order-transactions';
+import { CONSUMER, applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
@@ -32,7 +28,7 @@ import { added, amended, created, deliveredEntry } from '../support/e2e';
 
 interface World {
   orders: DocumentContainer;
-  deps: OrderTransactionDeps;
+  deps: ConsumerDeps;
   sends: Array<{ queue: string; messages: OutgoingMessage[] }>;
   started: FulfillmentInput[];
   events: Array<{ name: string; properties?: TelemetryProperties }>;
@@ -55,7 +51,7 @@ function world(orders: DocumentContainer = ordersContainer()): World {
     metrics: [],
     replaces: [],
     reads: [],
-    deps: undefined as unknown as OrderTransactionDeps,
+    deps: undefined as unknown as ConsumerDeps,
   };
   const counted: DocumentContainer = {
     ...orders,
@@ -116,8 +112,8 @@ async function bump(w: World, orderId: string, change: Partial<OrderDocument> = 
  */
 async function releasableOrder(w: World, third: Entry): Promise<void> {
   const setup = world(w.orders);
-  await processOrderTransaction(setup.deps, delivered(created('O-1', 'T-1')));
-  await processOrderTransaction(setup.deps, delivered(third));
+  await applyEntry(setup.deps, delivered(created('O-1', 'T-1')));
+  await applyEntry(setup.deps, delivered(third));
   const two = added('O-1', 'T-2', 2, 1, 100);
   const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
   if (stored === undefined) throw new Error('no order O-1');
@@ -175,7 +171,7 @@ function dimensions(message: DeliveredMessage, entry: Entry): TelemetryPropertie
   };
 }
 
-describe('processOrderTransaction', () => {
+describe('applyEntry', () => {
   it('is the orderTransactions consumer', () => {
     expect(CONSUMER).toBe('orderTransactions');
   });
@@ -183,7 +179,7 @@ describe('processOrderTransaction', () => {
   it('applies an entry in sequence: the outcome, the applied metric, the header and the cache', async () => {
     const w = world();
     const first = delivered(created('O-1', 'T-1'), 'corr-1');
-    expect(await processOrderTransaction(w.deps, first)).toEqual({
+    expect(await applyEntry(w.deps, first)).toEqual({
       kind: 'applied',
       orderId: 'O-1',
       applied: 1,
@@ -212,20 +208,20 @@ describe('processOrderTransaction', () => {
 
   it("keeps the order's correlationId from its first entry", async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'), 'corr-1'));
-    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2), 'corr-2'));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1'), 'corr-1'));
+    await applyEntry(w.deps, delivered(added('O-1', 'T-2', 2), 'corr-2'));
     expect((await header(w, 'O-1'))?.correlationId).toBe('corr-1');
     const w2 = world();
-    await processOrderTransaction(w2.deps, delivered(created('O-2', 'T-1')));
+    await applyEntry(w2.deps, delivered(created('O-2', 'T-1')));
     expect((await header(w2, 'O-2'))?.correlationId).toBeNull();
   });
 
   it('buffers an entry ahead of a gap and says what it waits for; then the gap releases it', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.metrics.length = 0;
     const ahead = delivered(added('O-1', 'T-3', 3), 'corr');
-    expect(await processOrderTransaction(w.deps, ahead)).toEqual({
+    expect(await applyEntry(w.deps, ahead)).toEqual({
       kind: 'buffered',
       orderId: 'O-1',
       applied: 0,
@@ -241,7 +237,7 @@ describe('processOrderTransaction', () => {
     ]);
     w.metrics.length = 0;
     const gap = delivered(added('O-1', 'T-2', 2));
-    expect(await processOrderTransaction(w.deps, gap)).toEqual({
+    expect(await applyEntry(w.deps, gap)).toEqual({
       kind: 'applied',
       orderId: 'O-1',
       applied: 2,
@@ -257,15 +253,45 @@ describe('processOrderTransaction', () => {
   it('says a delivery seen before is a duplicate, by the cache and by the store', async () => {
     const w = world();
     const first = delivered(created('O-1', 'T-1'));
-    await processOrderTransaction(w.deps, first);
+    await applyEntry(w.deps, first);
     w.metrics.length = 0;
-    expect(await processOrderTransaction(w.deps, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    expect(await applyEntry(w.deps, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
     expect(w.metrics).toEqual([
       { name: 'entries.duplicate', value: 1, properties: dimensions(first, created('O-1', 'T-1')) },
     ]);
     const cold = { ...w.deps, cache: createOrderCache() };
-    expect(await processOrderTransaction(cold, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    expect(await applyEntry(cold, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
     expect(w.sends).toEqual([]);
+  });
+
+  it("on 409 for the entry's record reads the record, and its digest decides; a record gone again is decided again", async () => {
+    const w = world();
+    const first = delivered(created('O-1', 'T-1'));
+    await applyEntry(w.deps, first);
+    // A cold cache takes the order for new: the batch's create of the record gets 409.
+    const cold = world(w.orders);
+    expect(await applyEntry(cold.deps, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    expect(cold.reads).toEqual(['O-1/txn:T-1', 'O-1/O-1']);
+
+    const gone = world(w.orders);
+    const read = gone.deps.orders.read;
+    let hidden = false;
+    gone.deps = {
+      ...gone.deps,
+      orders: {
+        ...gone.deps.orders,
+        read: async (partitionKey, id) => {
+          if (id !== 'txn:T-1' || hidden) return read(partitionKey, id);
+          hidden = true;
+          gone.reads.push(`${partitionKey}/${id}`);
+          return undefined;
+        },
+      },
+    };
+    expect(await applyEntry(gone.deps, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    // Lost: the header read again, and the record read again for the decision.
+    expect(gone.reads).toEqual(['O-1/txn:T-1', 'O-1/O-1', 'O-1/txn:T-1']);
+    expect(gone.metrics.map((m) => m.name)).toEqual(['entries.duplicate']);
   });
 
   it('parks an invalid message with what it came with, under its session', async () => {
@@ -275,7 +301,7 @@ describe('processOrderTransaction', () => {
       body: { transactionId: 'T-1', orderId: 'O-1' },
       applicationProperties: { batchId: 'B-1' },
     };
-    expect(await processOrderTransaction(w.deps, message)).toEqual({
+    expect(await applyEntry(w.deps, message)).toEqual({
       kind: 'parked',
       reason: 'invalid',
       orderId: 'O-1',
@@ -300,7 +326,7 @@ describe('processOrderTransaction', () => {
     ]);
     expect(await header(w, 'O-1')).toBeUndefined();
     const noSession = { ...message, sessionId: undefined };
-    expect(await processOrderTransaction(w.deps, noSession)).toEqual({
+    expect(await applyEntry(w.deps, noSession)).toEqual({
       kind: 'parked',
       reason: 'invalid',
       orderId: null,
@@ -310,15 +336,15 @@ describe('processOrderTransaction', () => {
   it('parks a misrouted entry and a sequence conflict, with the reason and the transaction', async () => {
     const w = world();
     const misrouted = { ...delivered(created('O-1', 'T-1')), sessionId: 'O-2' };
-    expect(await processOrderTransaction(w.deps, misrouted)).toEqual({
+    expect(await applyEntry(w.deps, misrouted)).toEqual({
       kind: 'parked',
       reason: 'misrouted',
       orderId: 'O-2',
     });
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.sends.length = 0;
     const conflict = delivered(added('O-1', 'T-9', 1), 'corr');
-    expect(await processOrderTransaction(w.deps, conflict)).toEqual({
+    expect(await applyEntry(w.deps, conflict)).toEqual({
       kind: 'parked',
       reason: 'sequence-conflict',
       orderId: 'O-1',
@@ -344,18 +370,18 @@ describe('processOrderTransaction', () => {
 
   it('parks a transaction seen with other content as a digest mismatch, by the cache and by the store', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
-    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2, 1, 100)));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(added('O-1', 'T-2', 2, 1, 100)));
     w.sends.length = 0;
     const other = delivered(added('O-1', 'T-2', 2, 7, 100));
-    expect(await processOrderTransaction(w.deps, other)).toEqual({
+    expect(await applyEntry(w.deps, other)).toEqual({
       kind: 'parked',
       reason: 'digest-mismatch',
       orderId: 'O-1',
     });
     const cold = { ...w.deps, cache: createOrderCache() };
     // A cold cache decides on the stored header (entry 2 is taken: it reads the record).
-    expect(await processOrderTransaction(cold, other)).toEqual({
+    expect(await applyEntry(cold, other)).toEqual({
       kind: 'parked',
       reason: 'digest-mismatch',
       orderId: 'O-1',
@@ -367,9 +393,9 @@ describe('processOrderTransaction', () => {
   it('parks a rejected entry through the outbox, then removes the park from the stored outbox', async () => {
     const w = world();
     // An amendment of a line the order has not: it takes its slot and is rejected.
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     const bad = delivered(amended('O-1', 'T-2', 2, 'T-X', 3), 'corr');
-    expect(await processOrderTransaction(w.deps, bad)).toEqual({
+    expect(await applyEntry(w.deps, bad)).toEqual({
       kind: 'rejected',
       orderId: 'O-1',
       applied: 0,
@@ -406,23 +432,23 @@ describe('processOrderTransaction', () => {
     expect(w.deps.cache.get('O-1')?.etag).toBe((await w.orders.read('O-1', 'O-1'))?.etag);
     // The next write on the order parks nothing again.
     w.sends.length = 0;
-    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3)));
+    await applyEntry(w.deps, delivered(added('O-1', 'T-3', 3)));
     expect(w.sends).toEqual([]);
   });
 
   it("parks a rejected entry with the order's correlationId", async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'), 'corr-1'));
-    await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3), 'corr-2'));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1'), 'corr-1'));
+    await applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3), 'corr-2'));
     expect(w.sends[0].messages[0].correlationId).toBe('corr-1');
   });
 
   it('starts the fulfillment of a submitted order once, and tells it; the start leaves the cache, not the store', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'), 'corr'));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1'), 'corr'));
     w.metrics.length = 0;
     const last = delivered(added('O-1', 'T-2', 2, 2, 150, true));
-    expect(await processOrderTransaction(w.deps, last)).toEqual({
+    expect(await applyEntry(w.deps, last)).toEqual({
       kind: 'applied',
       orderId: 'O-1',
       applied: 1,
@@ -438,7 +464,7 @@ describe('processOrderTransaction', () => {
     expect((await header(w, 'O-1'))?.outbox).toEqual({ parks: [], startFulfillment: input });
     expect(w.deps.cache.get('O-1')?.document.outbox).toBeNull();
     // The next write leaves it out; the rejected entry after the final one parks, the saga is not started again.
-    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3)));
+    await applyEntry(w.deps, delivered(added('O-1', 'T-3', 3)));
     expect(w.started).toEqual([input]);
     expect((await header(w, 'O-1'))?.outbox).toBeNull();
     expect(w.sends.map((s) => s.messages.map((m) => m.subject))).toEqual([['rejected']]);
@@ -446,10 +472,10 @@ describe('processOrderTransaction', () => {
 
   it('parks the entries rejected after a final one with the saga start, and empties the stored outbox', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
-    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3, 1, 100, true)));
-    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-4', 4)));
-    const outcome = await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2)));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(added('O-1', 'T-3', 3, 1, 100, true)));
+    await applyEntry(w.deps, delivered(added('O-1', 'T-4', 4)));
+    const outcome = await applyEntry(w.deps, delivered(added('O-1', 'T-2', 2)));
     expect(outcome).toEqual({ kind: 'applied', orderId: 'O-1', applied: 2, rejected: 1, submitted: true });
     expect(w.started.map((input) => input.orderId)).toEqual(['O-1']);
     expect(w.sends.map((s) => s.messages.map((m) => m.applicationProperties?.transactionId))).toEqual([
@@ -461,14 +487,14 @@ describe('processOrderTransaction', () => {
 
   it('removes a park from the stored outbox on what another writer wrote meanwhile', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.beforeReplace = async () => {
       // Another writer changes the header (its etag) after the batch, before the removal.
       const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
       if (stored === undefined) throw new Error('no order');
       await w.orders.replace({ ...stored.document, total: 999 }, { ifMatch: stored.etag });
     };
-    await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
+    await applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
     expect(w.replaces).toEqual(['O-1', 'O-1']);
     expect(await header(w, 'O-1')).toMatchObject({ total: 999, outbox: null, appliedSequence: 2 });
     expect(w.deps.cache.get('O-1')?.document).toMatchObject({ total: 999, outbox: null });
@@ -477,7 +503,7 @@ describe('processOrderTransaction', () => {
   it('writes nothing more when another writer removed the park meanwhile, or left only its own', async () => {
     for (const othersOutbox of ['none', 'its own'] as const) {
       const w = world();
-      await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+      await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
       w.beforeReplace = async () => {
         const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
         if (stored === undefined || stored.document.outbox === null) throw new Error('no outbox');
@@ -485,7 +511,7 @@ describe('processOrderTransaction', () => {
         const outbox = othersOutbox === 'none' ? null : { parks: [own], startFulfillment: null };
         await w.orders.replace({ ...stored.document, outbox }, { ifMatch: stored.etag });
       };
-      await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
+      await applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
       expect(w.replaces).toEqual(['O-1']);
       expect((await header(w, 'O-1'))?.outbox?.parks.map((p) => p.transactionId) ?? []).toEqual(
         othersOutbox === 'none' ? [] : ['T-OTHER'],
@@ -495,11 +521,11 @@ describe('processOrderTransaction', () => {
 
   it('gives up the removal when the order is gone meanwhile', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.beforeReplace = async () => {
       await w.orders.delete('O-1', 'O-1');
     };
-    await processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
+    await applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
     expect(w.replaces).toEqual(['O-1']);
     expect(await header(w, 'O-1')).toBeUndefined();
     expect(w.deps.cache.get('O-1')).toBeUndefined();
@@ -507,11 +533,11 @@ describe('processOrderTransaction', () => {
 
   it('reads nothing of an order its cache holds, and the header once when its cache is cold', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
-    await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2)));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(added('O-1', 'T-2', 2)));
     expect(w.reads).toEqual([]);
     const cold = world(w.orders);
-    await processOrderTransaction(cold.deps, delivered(added('O-1', 'T-3', 3)));
+    await applyEntry(cold.deps, delivered(added('O-1', 'T-3', 3)));
     // Its first decision is on a new order (a create, which loses): then the header is read.
     expect(cold.reads).toEqual(['O-1/O-1']);
   });
@@ -519,7 +545,7 @@ describe('processOrderTransaction', () => {
   it('parks an entry that came without a session as misrouted', async () => {
     const w = world();
     const message = { ...delivered(created('O-1', 'T-1')), sessionId: undefined };
-    expect(await processOrderTransaction(w.deps, message)).toEqual({
+    expect(await applyEntry(w.deps, message)).toEqual({
       kind: 'parked',
       reason: 'misrouted',
       orderId: null,
@@ -531,9 +557,9 @@ describe('processOrderTransaction', () => {
 
   it('gives up with a TransientError when the order keeps changing under every write', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.beforeBatch = () => bump(w, 'O-1');
-    const error = await failure(processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2))));
+    const error = await failure(applyEntry(w.deps, delivered(added('O-1', 'T-2', 2))));
     expect(error).toBeInstanceOf(TransientError);
     expect(error).toMatchObject({
       code: 'order-contention',
@@ -543,15 +569,13 @@ describe('processOrderTransaction', () => {
 
   it('gives up with a TransientError when the outbox keeps changing under every removal', async () => {
     const w = world();
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     const again = async (): Promise<void> => {
       await bump(w, 'O-1');
       w.beforeReplace = again;
     };
     w.beforeReplace = again;
-    const error = await failure(
-      processOrderTransaction(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3))),
-    );
+    const error = await failure(applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3))));
     expect(error).toBeInstanceOf(TransientError);
     expect(error).toMatchObject({
       code: 'order-contention',
@@ -566,9 +590,9 @@ describe('processOrderTransaction', () => {
     'after a change with parks and a saga start, removes what was done when another writer %s',
     async (_what, others, expected) => {
       const w = world();
-      await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
-      await processOrderTransaction(w.deps, delivered(added('O-1', 'T-3', 3, 1, 100, true)));
-      await processOrderTransaction(w.deps, delivered(added('O-1', 'T-4', 4)));
+      await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
+      await applyEntry(w.deps, delivered(added('O-1', 'T-3', 3, 1, 100, true)));
+      await applyEntry(w.deps, delivered(added('O-1', 'T-4', 4)));
       w.beforeReplace = async () => {
         const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
         const outbox = stored?.document.outbox;
@@ -579,7 +603,7 @@ describe('processOrderTransaction', () => {
           { ifMatch: stored.etag },
         );
       };
-      await processOrderTransaction(w.deps, delivered(added('O-1', 'T-2', 2)));
+      await applyEntry(w.deps, delivered(added('O-1', 'T-2', 2)));
       expect(w.started.map((input) => input.orderId)).toEqual(['O-1']);
       expect(w.replaces).toEqual(['O-1', 'O-1']);
       const outbox = (await header(w, 'O-1'))?.outbox ?? null;
@@ -595,7 +619,7 @@ describe('processOrderTransaction', () => {
     const w = world();
     await releasableOrder(w, added('O-1', 'T-3', 3, 1, 100));
     const duplicate = delivered(created('O-1', 'T-1'));
-    expect(await processOrderTransaction(w.deps, duplicate)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
+    expect(await applyEntry(w.deps, duplicate)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
     expect(await header(w, 'O-1')).toMatchObject({
       appliedSequence: 3,
       buffered: [],
@@ -619,7 +643,7 @@ describe('processOrderTransaction', () => {
       // The entry's own batch (it finds the record), then the release's first: another writer first.
       if (batches === 2) await bump(w, 'O-1', { total: 100, correlationId: 'other' });
     };
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     expect(batches).toBe(3);
     expect(await header(w, 'O-1')).toMatchObject({
       appliedSequence: 3,
@@ -636,7 +660,7 @@ describe('processOrderTransaction', () => {
       batches += 1;
       if (batches >= 2) await bump(w, 'O-1', { total: 100 });
     };
-    const error = await failure(processOrderTransaction(w.deps, delivered(created('O-1', 'T-1'))));
+    const error = await failure(applyEntry(w.deps, delivered(created('O-1', 'T-1'))));
     expect(error).toBeInstanceOf(TransientError);
     expect(error).toMatchObject({
       code: 'order-contention',
@@ -647,7 +671,7 @@ describe('processOrderTransaction', () => {
   it('releases a buffered entry that breaks a rule: parked, not counted as applied', async () => {
     const w = world();
     await releasableOrder(w, amended('O-1', 'T-3', 3, 'T-X', 2));
-    await processOrderTransaction(w.deps, delivered(created('O-1', 'T-1')));
+    await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     expect(await header(w, 'O-1')).toMatchObject({ appliedSequence: 3, buffered: [], outbox: null });
     expect(w.metrics.map((m) => m.name)).toEqual(['entries.duplicate', 'messages.parked']);
     expect(w.sends.map((s) => s.messages.map((m) => m.applicationProperties?.transactionId))).toEqual([

@@ -60,7 +60,7 @@ export function debatch(body: unknown, correlationId: string, limit: MessageLimi
         raw,
         body: raw,
         applicationProperties,
-        transactionId: typeof raw === 'object' && typeof transactionId === 'string' ? transactionId : null,
+        transactionId: typeof transactionId === 'string' ? transactionId : null,
         description: describeProblems(result.problems),
       });
       continue;

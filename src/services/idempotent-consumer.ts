@@ -50,6 +50,10 @@ type ConsumerStep =
   /** The store holds the entry's record already (409): its digest decided. */
   | { kind: 'recorded'; decision: Duplicate | ParkDecision };
 
+/**
+ * One delivery of an entry: read its order, decide (src/domain/sequential-convoy.ts, `resequence`),
+ * write the header and the entry's record in one batch, then carry the decision out.
+ */
 export async function applyEntry(deps: ConsumerDeps, message: DeliveredMessage): Promise<TransactionOutcome> {
   // Checks 1 and 2: a valid entry, in its order's session.
   const admitted = admit({ ...message, sessionId: message.sessionId ?? '' });

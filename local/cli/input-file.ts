@@ -88,9 +88,13 @@ const READ_CHUNK_BYTES = 1 << 20;
  * The file's lines, read a chunk at a time so that a large input is never held whole: split as
  * `split(/\r?\n/)` splits a whole text (at LF, a CR before it dropped), UTF-8 decoded across chunk ends.
  */
-export function* fileLines(path: string, chunkBytes: number = READ_CHUNK_BYTES): Generator<string> {
+export function* fileLines(
+  path: string,
+  chunkBytes: number = READ_CHUNK_BYTES,
+  what: string = `--input ${path}`,
+): Generator<string> {
   const refused = (error: unknown): UsageError =>
-    new UsageError(`cannot read --input ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    new UsageError(`cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -129,14 +133,18 @@ export function* fileLines(path: string, chunkBytes: number = READ_CHUNK_BYTES):
   }
 }
 
-/** The file's ledger messages, one at a time, each checked by `parseInputLine`. */
+/**
+ * The file's ledger messages, one at a time, each checked by `parseInputLine`. `what` names the file
+ * when it cannot be read (`npm run ops -- send` has no `--input`).
+ */
 export function* readInputFile(
   path: string,
   name: string = path,
   maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
+  what?: string,
 ): Generator<InputLine> {
   let number = 0;
-  for (const line of fileLines(path)) {
+  for (const line of fileLines(path, READ_CHUNK_BYTES, what)) {
     number += 1;
     const message = parseInputLine(line, `${name}:${number}`, maxMessageBytes);
     if (message !== undefined) yield message;
@@ -177,10 +185,15 @@ export interface InputSurvey {
 }
 
 /** One pass over the file that checks every line, keeping none of them. */
-export function surveyInputFile(path: string, name: string, maxMessageBytes?: number): InputSurvey {
+export function surveyInputFile(
+  path: string,
+  name: string,
+  maxMessageBytes?: number,
+  what?: string,
+): InputSurvey {
   const check = messageIdReuse();
   const survey: InputSurvey = { ledgerMessages: 0, entries: 0, warnings: [] };
-  for (const message of readInputFile(path, name, maxMessageBytes)) {
+  for (const message of readInputFile(path, name, maxMessageBytes, what)) {
     survey.ledgerMessages += 1;
     survey.entries += entryCount(message.body);
     const warning = check(message);

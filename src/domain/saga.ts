@@ -127,20 +127,27 @@ export class StepFailedError<S extends StepName = StepName> extends PermanentErr
   }
 }
 
+/** A compensation as the saga registers it when its step completes: what undoes the step, and its stage. */
+export interface Compensation {
+  name: CompensationName;
+  stage: number;
+}
+
+/** The compensations of `steps`, in the order of `SAGA`; a step nothing undoes has none. */
+export function compensationsOf(steps: readonly StepName[]): Compensation[] {
+  return SAGA.flatMap((row) =>
+    row.compensation !== null && steps.includes(row.step) ? [{ ...row.compensation }] : [],
+  );
+}
+
 /**
- * The compensations to run for the steps that completed, as stages run one after the other, in the
- * stage order of `SAGA`; the compensations of one stage run together.
+ * Compensations as the stages they run in, one after the other, lowest stage first; the
+ * compensations of one stage run together, in the order they were registered.
  */
-export function compensationsFor(completed: readonly StepName[]): CompensationName[][] {
-  const done = new Set(completed);
+export function inStages(compensations: readonly Compensation[]): CompensationName[][] {
   const byStage = new Map<number, CompensationName[]>();
-  for (const row of SAGA) {
-    if (row.compensation === null || !done.has(row.step)) continue;
-    const stage = byStage.get(row.compensation.stage) ?? [];
-    stage.push(row.compensation.name);
-    byStage.set(row.compensation.stage, stage);
-  }
-  return [...byStage.entries()].sort(([a], [b]) => a - b).map(([, stage]) => stage);
+  for (const { name, stage } of compensations) byStage.set(stage, [...(byStage.get(stage) ?? []), name]);
+  return [...byStage.entries()].sort(([a], [b]) => a - b).map(([, names]) => names);
 }
 
 /** The settlements to run once the order is fulfilled, for the steps that completed. */

@@ -1,4 +1,4 @@
-/** The saga's activities (src/services/saga-activities.ts): the saga record as two-phase log and audit trail. */
+/** The saga's activities (src/services/fulfillment/saga-activities.ts): the saga record as two-phase log and audit trail. */
 import { PermanentError, TransientError } from '../../src/domain/errors';
 import { fulfillmentInstanceId } from '../../src/domain/saga';
 import type { Downstream } from '../../src/services/fulfillment/downstream-ports';

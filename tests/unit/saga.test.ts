@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { errorMessage, failureKindOf, PermanentError, TransientError } from '../../src/domain/errors';
 import {
   compensationOf,
-  compensationsFor,
+  compensationsOf,
+  inStages,
   fulfillmentInstanceId,
   isCompensation,
   isPastPointOfNoReturn,
@@ -23,6 +24,11 @@ import {
   type OperationName,
   type StepName,
 } from '../../src/domain/saga';
+
+/** The stages the saga runs for the steps that completed: their compensations, registered, in stages. */
+function compensationsFor(completed: readonly StepName[]): CompensationName[][] {
+  return inStages(compensationsOf(completed));
+}
 
 /** Stages with the compensations inside each stage sorted: a stage runs its members together. */
 function normalised(stages: CompensationName[][]): CompensationName[][] {
@@ -103,7 +109,7 @@ describe('SAGA', () => {
   });
 });
 
-describe('compensationsFor', () => {
+describe('the compensations of the completed steps, in stages', () => {
   const prefixes: Array<[string, StepName[], CompensationName[][]]> = [
     ['no step', [], []],
     ['reserveInventory', ['reserveInventory'], [['releaseInventory']]],
@@ -165,6 +171,34 @@ describe('compensationsFor', () => {
     const first = compensationsFor(['reserveInventory']);
     first[0].push('cancelShipment');
     expect(compensationsFor(['reserveInventory'])).toEqual([['releaseInventory']]);
+  });
+});
+
+describe('compensationsOf and inStages', () => {
+  it('gives each step its compensation with the stage of its row, none for a step nothing undoes', () => {
+    expect(compensationsOf(['createShipment'])).toEqual([{ name: 'cancelShipment', stage: 1 }]);
+    expect(compensationsOf(['confirmOrder'])).toEqual([]);
+    expect(compensationsOf(['chargePayment', 'reserveInventory'])).toEqual([
+      { name: 'releaseInventory', stage: 2 },
+      { name: 'refundPayment', stage: 2 },
+    ]);
+  });
+
+  it('runs the lowest stage first, and one stage in the order its compensations were registered', () => {
+    expect(
+      inStages([
+        { name: 'refundPayment', stage: 2 },
+        { name: 'cancelShipment', stage: 1 },
+        { name: 'releaseInventory', stage: 2 },
+      ]),
+    ).toEqual([['cancelShipment'], ['refundPayment', 'releaseInventory']]);
+    expect(inStages([])).toEqual([]);
+  });
+
+  it('hands out copies: changing one changes no row of SAGA', () => {
+    const [registered] = compensationsOf(['reserveInventory']);
+    registered.stage = 9;
+    expect(compensationsOf(['reserveInventory'])).toEqual([{ name: 'releaseInventory', stage: 2 }]);
   });
 });
 

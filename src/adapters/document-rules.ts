@@ -123,9 +123,6 @@ export function checkDocumentBytes(id: string, text: string): void {
 
 /** A batch whose documents together are over 2 MB is refused with 413. */
 export function checkBatchBytes(texts: readonly string[]): void {
-  // UTF-8 takes at least one and at most three bytes per UTF-16 unit: measure only when it matters.
-  const units = texts.reduce((sum, text) => sum + text.length, 0);
-  if (units * 3 <= MAX_BATCH_BYTES) return;
   const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8'), 0);
   if (bytes > MAX_BATCH_BYTES) {
     throw new DocumentRefusedError(

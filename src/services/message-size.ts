@@ -53,7 +53,6 @@ export function estimateMessageBytes(message: OutgoingMessage): number {
 
 /** The same estimate, given the body's JSON text already written (the embedded broker keeps it). */
 export function estimateMessageBytesWithBody(message: OutgoingMessage, bodyJson: string | undefined): number {
-  // Part by part: the byte length of a concatenation would first copy it into one flat string.
   return (
     Buffer.byteLength(bodyJson ?? '', 'utf8') +
     Buffer.byteLength(message.messageId, 'utf8') +

@@ -7,7 +7,8 @@ import {
 import { flagHelp, parseFlags, UsageError, type FlagSpec } from '../cli/flags';
 
 export type OpsCommand =
-  | { name: 'help' }
+  | { name: 'help'; topic?: 'send' }
+  | { name: 'send'; file: string; json: boolean }
   | { name: 'parked list'; json: boolean }
   | { name: 'parked show'; messageId: string }
   | { name: 'parked replay'; messageId: string; force: boolean; json: boolean }
@@ -18,6 +19,7 @@ export type OpsCommand =
 
 const OPS_COMMANDS = `usage: npm run ops -- <command> [--json]
 
+  send <file>                              send a ledger NDJSON file to the ledger queue (send --help)
   parked list                              parked messages, oldest first
   parked show <messageId>                  one parked message in full, and what a replay would do
   parked replay <messageId> [--force]      replay it into the queue and session it came from
@@ -42,6 +44,28 @@ queue's duplicate detection would drop, or a ledger entry still invalid, is refu
 Exit codes: 0 done, 1 refused or failed (the reason is printed), 2 usage or configuration error.`,
 );
 
+export const SEND_USAGE = `usage: npm run ops -- send <file> [--json]
+
+Sends a ledger file to the deployed app's ledger queue: one Service Bus message a line, with the
+line's messageId, sessionId (main when absent, as npm start sends it) and body.
+
+The file is checked whole first, with npm start's reader and checks: each line a JSON object with a
+non-empty messageId, sessionId a non-empty string when present, a body; ids of at most 128 characters;
+each message within SERVICE_BUS_MAX_MESSAGE_BYTES (default 262144, Standard). One unusable line
+refuses the file, naming the line and field, and nothing is sent. A line reusing an earlier line's
+messageId with other content is warned about: duplicate detection would drop it.
+
+Settings, from the environment: ServiceBusConnection__fullyQualifiedNamespace (required),
+SERVICE_BUS_MAX_MESSAGE_BYTES, AZURE_CLIENT_ID; sign-in with DefaultAzureCredential (e.g. az login),
+as one with Azure Service Bus Data Sender on the ledger queue (azd grants it to the deploying user).
+
+  --json  print the count as JSON (file, queue, sent, entries, warnings)
+
+Each line keeps its messageId, so sending a file again is safe: the queue's duplicate detection and
+the idempotent consumer drop what arrived already.
+Exit codes: 0 sent, 1 sending failed (how many were sent before is printed), 2 usage, configuration
+or file error.`;
+
 function queueArgument(value: string | undefined): OperableQueue {
   if (value === undefined) throw new UsageError(`a queue is required: one of ${OPERABLE_QUEUES.join(', ')}`);
   if (!isOperableQueue(value)) {
@@ -58,7 +82,11 @@ function messageIdArgument(value: string | undefined): string {
 export function parseOpsArgs(argv: readonly string[]): OpsCommand {
   const parsed = parseFlags(OPS_FLAGS, argv, { command: 'npm run ops', allowPositionals: true });
   const words = parsed.positionals;
-  if (parsed.values.has('help') || words[0] === 'help') return { name: 'help' };
+  if (parsed.values.has('help') || words[0] === 'help') {
+    return (words[0] === 'help' ? words[1] : words[0]) === 'send'
+      ? { name: 'help', topic: 'send' }
+      : { name: 'help' };
+  }
   const force = parsed.values.has('force');
   const json = parsed.values.has('json');
 
@@ -101,6 +129,9 @@ export function parseOpsArgs(argv: readonly string[]): OpsCommand {
       throw new UsageError(`dlq takes list, show or replay, got ${JSON.stringify(action ?? '')}`);
     case 'sessions':
       return expect(2, { name: 'sessions', queue: queueArgument(action), json });
+    case 'send':
+      if (action === undefined || action === '') throw new UsageError('send needs a file: send <file>');
+      return expect(2, { name: 'send', file: action, json });
     default:
       throw new UsageError(`unknown command ${JSON.stringify(group)}`);
   }

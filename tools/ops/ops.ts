@@ -1,17 +1,21 @@
 /**
  * `npm run ops -- <command>`: an operator's view of a deployed app's parked and dead-lettered
- * messages, their replay, and the session backlog. It talks to Azure when the app's settings are
- * in the environment; the embedded runtime has nothing to operate on from outside, as its broker
- * lives in memory inside `npm start` (its report lists what was parked and dead-lettered).
+ * messages, their replay, and the session backlog, and `send` to feed it a ledger file. It talks to
+ * Azure when the app's settings are in the environment; the embedded runtime has nothing to operate
+ * on from outside, as its broker lives in memory inside `npm start` (its report lists what was parked
+ * and dead-lettered).
  */
-import { DefaultAzureCredential } from '@azure/identity';
+import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
 import { queriedFieldsOf } from '../../src/adapters/indexing-policy';
 import {
   connectServiceBus,
   createServiceBusOperations,
 } from '../../src/adapters/azure/service-bus-operations';
+import { createServiceBusSender } from '../../src/adapters/azure/service-bus-sender';
 import { readSettings, SETTING } from '../../src/adapters/settings';
+import { DEFAULT_MAX_MESSAGE_BYTES, parseMaxMessageBytes } from '../../src/services/message-size';
+import type { MessageSender } from '../../src/services/ports';
 import { ConfigurationError, errorMessage } from '../../src/domain/errors';
 import { detailOf } from '../../src/services/operations/held-messages';
 import type {
@@ -30,11 +34,19 @@ import {
   type ReplayResult,
 } from '../../src/services/operations/replay';
 import { UsageError } from '../cli/flags';
-import { OPS_USAGE, parseOpsArgs, type OpsCommand } from './ops-args';
+import { OPS_USAGE, parseOpsArgs, SEND_USAGE, type OpsCommand } from './ops-args';
+import { checkLedgerFile, PartialSendError, sendLedgerFile, type SendReport } from './send';
 import { textTable } from '../cli/text-table';
 import { runMain } from '../cli/run-main';
 
 type RunnableCommand = Exclude<OpsCommand, { name: 'help' }>;
+type SendCommand = Extract<OpsCommand, { name: 'send' }>;
+
+/** What the commands run on; `sender` and `maxMessageBytes` only for `send`. */
+export interface OpsDeps extends Omit<ReplayDeps, 'operations'> {
+  sender?: MessageSender;
+  maxMessageBytes?: number;
+}
 
 export interface OpsOutput {
   out(text: string): void;
@@ -124,7 +136,47 @@ function reportReplay(result: ReplayResult, asJson: boolean, output: OpsOutput):
   return 0;
 }
 
-async function execute(command: RunnableCommand, deps: ReplayDeps, output: OpsOutput): Promise<number> {
+function sendText(report: SendReport): string {
+  return `sent ${report.sent} ledger message${report.sent === 1 ? '' : 's'} (${report.entries} entries) from ${report.file} to ${report.queue}`;
+}
+
+/**
+ * `send`: the file checked whole, then sent. A refused file is a usage error (exit 2, one line naming
+ * the line and field); a failed send is 1, saying how many went before it.
+ */
+async function executeSend(
+  command: SendCommand,
+  sender: MessageSender,
+  maxMessageBytes: number,
+  output: OpsOutput,
+): Promise<number> {
+  let report: SendReport;
+  try {
+    report = await sendLedgerFile(sender, command.file, maxMessageBytes);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      output.err(error.message);
+      return 2;
+    }
+    if (error instanceof PartialSendError) {
+      output.err(
+        `${error.message}; sending the file again is safe: each line keeps its messageId, and duplicate ` +
+          'detection and the idempotent consumer drop what arrived already',
+      );
+      return 1;
+    }
+    throw error;
+  }
+  for (const warning of report.warnings) output.err(`warning: ${warning}`);
+  output.out(command.json ? json(report) : sendText(report));
+  return 0;
+}
+
+async function execute(
+  command: Exclude<RunnableCommand, SendCommand>,
+  deps: ReplayDeps,
+  output: OpsOutput,
+): Promise<number> {
   const { operations } = deps;
   switch (command.name) {
     case 'parked list': {
@@ -187,21 +239,27 @@ function parsed(argv: readonly string[], output: OpsOutput): { command: Runnable
     return { code: 2 };
   }
   if (command.name !== 'help') return { command };
-  output.out(OPS_USAGE);
+  output.out(command.topic === 'send' ? SEND_USAGE : OPS_USAGE);
   return { code: 0 };
 }
 
 /** The whole command on any MessageOperations: the CLI runs it on Azure, the tests on the embedded broker. */
 export async function runOpsCommand(
   operations: MessageOperations,
-  replayDeps: Omit<ReplayDeps, 'operations'>,
+  deps: OpsDeps,
   argv: readonly string[],
   output: OpsOutput,
 ): Promise<number> {
   const request = parsed(argv, output);
   if ('code' in request) return request.code;
+  const { sender, maxMessageBytes, ...replayDeps } = deps;
+  const command = request.command;
   try {
-    return await execute(request.command, { ...replayDeps, operations }, output);
+    if (command.name === 'send') {
+      if (sender === undefined) throw new Error('send needs a sender');
+      return await executeSend(command, sender, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, output);
+    }
+    return await execute(command, { ...replayDeps, operations }, output);
   } catch (error) {
     output.err(`failed: ${errorMessage(error)}`);
     return 1;
@@ -213,13 +271,66 @@ export const NO_AZURE_SETTINGS =
   '(and sign in, e.g. `az login`) to operate on a deployed app. The embedded runtime keeps its queues ' +
   'in memory inside `npm start` and they end with it; its --report lists what was parked and dead-lettered.';
 
+export const NO_SEND_NAMESPACE =
+  `nowhere to send: set ${SETTING.serviceBusNamespace} to the deployed namespace ` +
+  '(azd env get-value serviceBusFullyQualifiedNamespace) and sign in, e.g. `az login`';
+
+/** A sender to the namespace, and what closes it; the CLI's is `@azure/service-bus` (tests pass another). */
+export type SenderFactory = (
+  fullyQualifiedNamespace: string,
+  credential: TokenCredential,
+) => MessageSender & { close(): Promise<void> };
+
+/**
+ * `send` needs only the namespace (and the size limit it checks by), not the Cosmos DB settings the
+ * other commands read. The file is checked before the namespace is asked for: a bad file is refused
+ * without any setting or sign-in.
+ */
+async function sendMain(
+  command: SendCommand,
+  env: Readonly<Record<string, string | undefined>>,
+  output: OpsOutput,
+  connect: SenderFactory,
+): Promise<number> {
+  const rawMax = env[SETTING.maxMessageBytes]?.trim();
+  const max = rawMax ? parseMaxMessageBytes(rawMax) : { ok: true as const, value: DEFAULT_MAX_MESSAGE_BYTES };
+  if (!max.ok) {
+    output.err(`${SETTING.maxMessageBytes} ${max.problem}`);
+    return 2;
+  }
+  try {
+    checkLedgerFile(command.file, max.value);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    output.err(error.message);
+    return 2;
+  }
+  const namespace = env[SETTING.serviceBusNamespace]?.trim();
+  if (!namespace) {
+    output.err(NO_SEND_NAMESPACE);
+    return 2;
+  }
+  const clientId = env[SETTING.managedIdentityClientId]?.trim() || undefined;
+  const sender = connect(namespace, new DefaultAzureCredential({ managedIdentityClientId: clientId }));
+  try {
+    return await executeSend(command, sender, max.value, output);
+  } catch (error) {
+    output.err(`failed: ${errorMessage(error)}`);
+    return 1;
+  } finally {
+    await sender.close();
+  }
+}
+
 export async function main(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   output: OpsOutput,
+  connectSender: SenderFactory = createServiceBusSender,
 ): Promise<number> {
   const request = parsed(argv, output);
   if ('code' in request) return request.code;
+  if (request.command.name === 'send') return sendMain(request.command, env, output, connectSender);
   if (!env[SETTING.serviceBusNamespace]?.trim() && !env[SETTING.cosmosEndpoint]?.trim()) {
     output.err(NO_AZURE_SETTINGS);
     return 2;

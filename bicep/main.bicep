@@ -112,8 +112,16 @@ param reviewTimeoutMinutes int = 1440
 
 // --- Operations
 
-@description('E-mail address that receives the alerts.')
+@description('E-mail address that receives the alerts. Required: with azd, `azd env set ALERT_EMAIL you@example.com`.')
 param alertEmail string
+
+// The parameter file passes an empty ALERT_EMAIL through (a default Bicep could check would break
+// compiling it without one), so a deployment without an address stops here, naming it: fail() is
+// evaluated at deployment (https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-flow-control).
+// azd's preprovision hook (scripts/check-alert-email.js) says so before provisioning starts.
+var checkedAlertEmail = empty(trim(alertEmail))
+  ? fail('alertEmail is required: the address that receives the alerts (azd env set ALERT_EMAIL you@example.com)')
+  : alertEmail
 
 @description('Object id of a developer who runs `func start` against these resources; empty for none. azd passes the deploying principal.')
 param developerPrincipalId string = ''
@@ -301,7 +309,7 @@ module alerts 'modules/alerts.bicep' = {
     namePrefix: prefix
     location: region
     tags: tags
-    alertEmail: alertEmail
+    alertEmail: checkedAlertEmail
     serviceBusNamespaceId: serviceBus.outputs.id
     appInsightsId: monitoring.outputs.appInsightsId
   }

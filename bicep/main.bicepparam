@@ -2,7 +2,7 @@
 // value not given here takes the default in main.bicep (which equals the code's default in
 // src/adapters/settings.ts). azd sets AZURE_ENV_NAME, AZURE_LOCATION and AZURE_PRINCIPAL_ID (the
 // deploying principal) from its environment; `azd env set NAME VALUE` sets the others. Without
-// them (plain `az`), the fallbacks below apply.
+// them (plain `az`), the fallbacks below apply; ALERT_EMAIL has none.
 using 'main.bicep'
 
 // The azd environment's name, reduced to what a resource name allows (lowercase letters and digits).
@@ -29,7 +29,9 @@ param inventoryCatalog = {
 }
 param paymentCreditLimit = 100000
 
-param alertEmail = readEnvironmentVariable('ALERT_EMAIL', 'operators@example.com')
+// Required: who gets the alerts (`azd env set ALERT_EMAIL you@example.com`, or the variable set for
+// `az`). Without it the value is empty, which main.bicep refuses at deployment, naming alertEmail.
+param alertEmail = readEnvironmentVariable('ALERT_EMAIL', '')
 
 // The deploying principal gets the app's data roles, to run `func start` and `npm run ops` against
 // these resources: azd passes its own (`az ad signed-in-user show --query id -o tsv` by hand).

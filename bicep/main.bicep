@@ -115,9 +115,9 @@ param reviewTimeoutMinutes int = 1440
 @description('E-mail address that receives the alerts. Required: with azd, `azd env set ALERT_EMAIL you@example.com`.')
 param alertEmail string
 
-// The parameter file passes an empty ALERT_EMAIL through (a default Bicep could check would break
-// compiling it without one), so a deployment without an address stops here, naming it: fail() is
-// evaluated at deployment (https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-flow-control).
+// The parameter file passes an unset ALERT_EMAIL through as empty (with @minLength instead,
+// `bicep build-params` itself would fail wherever ALERT_EMAIL is unset, the compiler test included),
+// so a deployment without an address stops here, naming it: fail() is evaluated at deployment (https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-flow-control).
 // azd's preprovision hook (scripts/check-alert-email.js) says so before provisioning starts.
 var checkedAlertEmail = empty(trim(alertEmail))
   ? fail('alertEmail is required: the address that receives the alerts (azd env set ALERT_EMAIL you@example.com)')

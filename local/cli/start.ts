@@ -165,9 +165,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 /**
- * Ctrl-C or a kill ends the run with the conventional 128 + signal number, through `process.exit`,
- * so that what the app clears at exit (its documents' temp dir) is cleared; Node's default for these
- * signals ends the process without its exit handlers.
+ * Ctrl-C or a kill ends the run with the conventional 128 + signal number and a line saying that no
+ * report was written, rather than Node's silent default.
  */
 function exitOnSignals(): void {
   for (const [signal, code] of [

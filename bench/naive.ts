@@ -8,7 +8,7 @@
  * Never wire this into the app.
  */
 import { createEmbeddedStore, type EmbeddedStore } from '../local/store/document-store';
-import { createRecordingTelemetry, type RecordedTelemetry } from '../src/adapters/telemetry';
+import { createRecordingTelemetry, type RecordedTelemetry } from '../local/recording-telemetry';
 import { parseEntryMessage, type Entry } from '../src/domain/entry';
 import type { OrderLine, OrderStatus } from '../src/domain/order';
 import type { ServiceBusQueueFunction } from '../src/functions/definition';

@@ -3,7 +3,7 @@
  * definitions as Azure, against the embedded document store, with seeded faults when asked.
  */
 import { createEmbeddedStore, type EmbeddedStore } from './store/document-store';
-import { createRecordingTelemetry, type RecordedTelemetry } from '../src/adapters/telemetry';
+import { createRecordingTelemetry, type RecordedTelemetry } from './recording-telemetry';
 import {
   createBuiltInDownstream,
   DOWNSTREAM_CONTAINER,

@@ -6,7 +6,7 @@
 import type { EmbeddedBroker } from './broker/broker';
 import { linesOf } from '../src/domain/order';
 import type { DocumentContainer } from '../src/services/ports';
-import type { RecordedTelemetry } from '../src/adapters/telemetry';
+import type { RecordedTelemetry } from './recording-telemetry';
 import { QUEUE } from '../src/services/queues';
 import {
   readTransactionRecord,

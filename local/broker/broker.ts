@@ -11,13 +11,8 @@
  */
 import { PermanentError } from '../../src/domain/errors';
 import { BrokerCore } from './core';
-import { cloneBody, heldJson, holdBody, releaseBody } from './clone-body';
-import {
-  checkServiceBusId,
-  countBatches,
-  estimateMessageBytes,
-  estimateMessageBytesWithBody,
-} from './message-size';
+import { cloneBody, holdBody, releaseBody } from './clone-body';
+import { checkServiceBusId, countBatches, estimateMessageBytes } from './message-size';
 import { allActive, createQueueState, nextAvailableSession, resolveSettings } from './queue-state';
 import { createSessionReceiver } from './session-receiver';
 import type {
@@ -79,14 +74,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
           );
         }
       }
-      // Each body is written as JSON once: the size is measured on that text and the queue keeps it.
       const held = messages.map((message) => holdBody(message.body));
-      const batches = countBatches(messages, core.maxBatchBytes, (message, index) => {
-        const json = heldJson(held[index]);
-        return json === undefined
-          ? estimateMessageBytes(message)
-          : estimateMessageBytesWithBody(message, json);
-      });
+      const batches = countBatches(messages, core.maxBatchBytes, (message) => estimateMessageBytes(message));
       queue.stats.sendCalls += batches;
       const at = core.now();
       const sentBefore = queue.stats.sent;

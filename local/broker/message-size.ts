@@ -3,13 +3,9 @@
  */
 import { PermanentError } from '../../src/domain/errors';
 import type { OutgoingMessage } from '../../src/services/ports';
-import {
-  estimateMessageBytes,
-  estimateMessageBytesWithBody,
-  MAX_MESSAGE_BYTES_BY_TIER,
-} from '../../src/services/message-size';
+import { estimateMessageBytes, MAX_MESSAGE_BYTES_BY_TIER } from '../../src/services/message-size';
 
-export { estimateMessageBytes, estimateMessageBytesWithBody };
+export { estimateMessageBytes };
 
 /** The Standard tier's largest message batch. */
 export const STANDARD_TIER_MAX_BATCH_BYTES = MAX_MESSAGE_BYTES_BY_TIER.Standard;

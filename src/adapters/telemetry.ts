@@ -3,7 +3,7 @@
  * decision 6), a recording one in the embedded runtime whose counts feed the run's report.
  */
 import type { TokenCredential } from '@azure/identity';
-import type { Telemetry, TelemetryProperties, TraceLevel } from '../services/ports';
+import type { Telemetry, TelemetryProperties } from '../services/ports';
 import { setOwn } from '../domain/own-properties';
 
 /** What the adapter needs of `applicationinsights`' TelemetryClient; tests hand in a recorder. */
@@ -89,63 +89,4 @@ export function createApplicationInsightsTelemetry(
   return connectionString === undefined
     ? consoleTelemetry()
     : telemetryOn(makeSink(connectionString, credential));
-}
-
-export interface RecordedTelemetry extends Telemetry {
-  /** Sum of every metric's values by name, e.g. `entries.applied`. */
-  readonly totals: Map<string, number>;
-  readonly events: Array<{ name: string; properties: TelemetryProperties }>;
-  readonly traces: Array<{ level: TraceLevel; message: string; properties: TelemetryProperties }>;
-  total(name: string, where?: (properties: TelemetryProperties) => boolean): number;
-}
-
-export interface RecordingOptions {
-  /**
-   * Keeps every trace, event and metric with its properties (the default). Without, only the totals
-   * and the latest `tail` traces and events (at most twice as many between trims) are kept, as a sink that ships its records away holds
-   * nothing for long: a long run's records would otherwise be much of the heap.
-   */
-  keepRecords?: boolean;
-  /** Without `keepRecords`: how many of the latest traces and events are kept (1,000 unless given). */
-  tail?: number;
-}
-
-/** The latest traces and events a run that keeps only totals still holds, for a look at how it ended. */
-export const TELEMETRY_TAIL = 1000;
-
-/** Appends, and past twice `limit` drops the oldest so that `limit` remain: amortised O(1) per record. */
-function pushBounded<T>(records: T[], record: T, limit: number): void {
-  records.push(record);
-  if (records.length > 2 * limit) records.splice(0, records.length - limit);
-}
-
-export function createRecordingTelemetry(options: RecordingOptions = {}): RecordedTelemetry {
-  const keep = options.keepRecords ?? true;
-  const limit = keep ? Infinity : Math.max(0, options.tail ?? TELEMETRY_TAIL);
-  const totals = new Map<string, number>();
-  const metrics: Array<{ name: string; value: number; properties: TelemetryProperties }> = [];
-  const events: Array<{ name: string; properties: TelemetryProperties }> = [];
-  const traces: Array<{ level: TraceLevel; message: string; properties: TelemetryProperties }> = [];
-  return {
-    totals,
-    events,
-    traces,
-    trace(level, message, properties = {}) {
-      if (limit > 0) pushBounded(traces, { level, message, properties }, limit);
-    },
-    event(name, properties = {}) {
-      if (limit > 0) pushBounded(events, { name, properties }, limit);
-    },
-    metric(name, value, properties = {}) {
-      totals.set(name, (totals.get(name) ?? 0) + value);
-      if (keep) metrics.push({ name, value, properties });
-    },
-    total(name, where) {
-      if (where === undefined) return totals.get(name) ?? 0;
-      if (!keep) throw new Error(`total of ${name} by its properties: this telemetry keeps totals only`);
-      return metrics
-        .filter((m) => m.name === name && where(m.properties))
-        .reduce((sum, m) => sum + m.value, 0);
-    },
-  };
 }

@@ -48,11 +48,7 @@ const MESSAGE_OVERHEAD_BYTES = 100;
  * fills each batch with the SDK's `tryAddMessage`, which measures the encoded AMQP message.
  */
 export function estimateMessageBytes(message: OutgoingMessage): number {
-  return estimateMessageBytesWithBody(message, JSON.stringify(message.body));
-}
-
-/** The same estimate, given the body's JSON text already written (the embedded broker keeps it). */
-export function estimateMessageBytesWithBody(message: OutgoingMessage, bodyJson: string | undefined): number {
+  const bodyJson: string | undefined = JSON.stringify(message.body);
   return (
     Buffer.byteLength(bodyJson ?? '', 'utf8') +
     Buffer.byteLength(message.messageId, 'utf8') +

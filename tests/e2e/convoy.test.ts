@@ -7,7 +7,7 @@ import { scaledClock } from '../../local/outages';
 import { randomUUID } from 'node:crypto';
 import { InvocationContext } from '@azure/functions';
 import { createEmbeddedStore } from '../../local/store/document-store';
-import { createRecordingTelemetry } from '../../src/adapters/telemetry';
+import { createRecordingTelemetry } from '../../local/recording-telemetry';
 import { TransientError } from '../../src/domain/errors';
 import type { Entry } from '../../src/domain/entry';
 import { ledgerProcessor } from '../../src/functions/ledger-processor';

@@ -5,7 +5,7 @@
  */
 import { createEmbeddedApp, type EmbeddedApp } from '../../local/app';
 import { START_RETENTION } from '../../local/cli/start';
-import { createRecordingTelemetry } from '../../src/adapters/telemetry';
+import { createRecordingTelemetry } from '../../local/recording-telemetry';
 import { added, created, FAST, ledger } from '../support/e2e';
 
 const ORDERS = ['R-1', 'R-2', 'R-3', 'R-4'];

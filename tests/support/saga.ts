@@ -7,7 +7,7 @@ import {
   INVENTORY_PARTITION_KEY_PATH,
 } from '../../src/adapters/downstream';
 import { createEmbeddedStore, type EmbeddedStore } from '../../local/store/document-store';
-import { createRecordingTelemetry, type RecordedTelemetry } from '../../src/adapters/telemetry';
+import { createRecordingTelemetry, type RecordedTelemetry } from '../../local/recording-telemetry';
 import type { OrderStatus, TransactionRecord } from '../../src/domain/order';
 import type { Carrier, Downstream, OrderLineInput } from '../../src/services/fulfillment/downstream-ports';
 import {

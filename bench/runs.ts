@@ -5,7 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import { canonicalJson } from '../src/domain/digest';
 import { linesOf, type OrderState } from '../src/domain/order';
-import { transactionRecordsByOrder, type OrderDocument } from '../src/services/order-documents';
+import { type OrderDocument } from '../src/services/order-documents';
+import { transactionRecordsByOrder } from '../local/order-records';
 import { QUEUE } from '../src/services/queues';
 import { LEDGER_PROCESSOR } from '../src/functions/ledger-processor';
 import type { DocumentContainer } from '../src/services/ports';

@@ -10,7 +10,8 @@ import type { Report, ReportDeadLettered, ReportParked, ReportStats } from '../r
 import type { TimelineRecord, TimelineRecorder } from '../timeline';
 import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
 import type { TransactionRecord } from '../../src/domain/order';
-import { transactionRecordsByOrder, type OrderDocument } from '../../src/services/order-documents';
+import { type OrderDocument } from '../../src/services/order-documents';
+import { transactionRecordsByOrder } from '../order-records';
 import { QUEUE } from '../../src/services/queues';
 import { naturalCompare } from './summary';
 

@@ -24,7 +24,8 @@ import { DOWNSTREAM_CONTAINER, INVENTORY_CONTAINER } from './downstream';
  * - orders: `kind`, the report's and the bench's `where: { kind: 'order' }` (local/app.ts,
  *   local/cli/run-picture.ts, bench/runs.ts), and `where: { kind: 'transaction' }`: an order's
  *   transaction records, in its partition, for its lines (the orders API, the saga's inventory and
- *   shipping steps: src/services/order-documents.ts), and across partitions for the report.
+ *   shipping steps: src/services/order-documents.ts), and across partitions for the report
+ *   (local/order-records.ts).
  * - downstream: `kind`, the records of one kind (charges, shipments, ...) the saga tests read.
  * - inventory: none; stock is read by sku, a point read.
  */

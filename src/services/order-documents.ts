@@ -124,20 +124,6 @@ export async function readTransactionRecords(
   return stored.map(({ document }) => transactionRecordOf(document));
 }
 
-/** Every order's transaction records, by orderId then transactionId: one cross-partition query, for
- * the embedded runtime's report (no Azure code path reads every order). */
-export async function transactionRecordsByOrder(
-  orders: DocumentContainer,
-): Promise<Map<string, Map<string, TransactionRecord>>> {
-  const byOrder = new Map<string, Map<string, TransactionRecord>>();
-  for (const { document } of await orders.query<TransactionDocument>({ where: { kind: TRANSACTION_KIND } })) {
-    let records = byOrder.get(document.orderId);
-    if (records === undefined) byOrder.set(document.orderId, (records = new Map()));
-    records.set(document.transactionId, transactionRecordOf(document));
-  }
-  return byOrder;
-}
-
 /** The order's lines, in sequence order, from its transaction records. */
 export async function readOrderLines(orders: DocumentContainer, orderId: string): Promise<OrderLine[]> {
   return linesOf(await readTransactionRecords(orders, orderId));

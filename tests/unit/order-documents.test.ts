@@ -16,9 +16,9 @@ import {
   transactionDocument,
   transactionRecordId,
   transactionRecordOf,
-  transactionRecordsByOrder,
   type Outbox,
 } from '../../src/services/order-documents';
+import { transactionRecordsByOrder } from '../../local/order-records';
 import type { DocumentContainer } from '../../src/services/ports';
 
 function ordersContainer(): DocumentContainer {

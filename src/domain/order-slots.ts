@@ -199,10 +199,14 @@ function applyAtSlot(
     return reject(`order ${state.orderId} does not exist: its OrderCreated was not applied`);
   } else {
     switch (entry.type) {
-      case 'TransactionAdded':
+      case 'TransactionAdded': {
+        const { quantity, unitPrice } = entry.data;
+        const over = overMoneyLimit(state.total, { quantity, unitPrice });
+        if (over !== null) return reject(over);
         state.lineCount += 1;
-        state.total += entry.data.quantity * entry.data.unitPrice;
+        state.total += quantity * unitPrice;
         break;
+      }
       case 'TransactionAmended': {
         const { targetTransactionId, quantity, unitPrice } = entry.data;
         const target = recordOf(targetTransactionId);
@@ -210,6 +214,8 @@ function applyAtSlot(
         if (target === undefined || line === undefined)
           return reject(`amends ${targetTransactionId}, which is not a line of order ${state.orderId}`);
         const next = { ...line, quantity: quantity ?? line.quantity, unitPrice: unitPrice ?? line.unitPrice };
+        const over = overMoneyLimit(state.total - line.quantity * line.unitPrice, next);
+        if (over !== null) return reject(over);
         state.total += next.quantity * next.unitPrice - line.quantity * line.unitPrice;
         amended = { ...target, line: next };
         break;
@@ -225,4 +231,22 @@ function applyAtSlot(
     return { submitted: true, amended };
   }
   return { submitted: false, amended };
+}
+
+/**
+ * Money is exact: every amount is a safe integer of minor units. A line whose amount, or an order
+ * whose total with that line, would pass 2^53 - 1 is refused (docs/messages.md, the order of checks,
+ * 6): past it a JavaScript number no longer holds every integer, and a total could round to anything.
+ * `others` is the order's total without the line; every amount already taken is within the limit.
+ */
+function overMoneyLimit(others: number, line: { quantity: number; unitPrice: number }): string | null {
+  const limit = BigInt(Number.MAX_SAFE_INTEGER);
+  const amount = BigInt(line.quantity) * BigInt(line.unitPrice);
+  if (amount > limit) {
+    return `the line's amount ${line.quantity} x ${line.unitPrice} = ${amount} minor units is over 2^53 - 1`;
+  }
+  if (BigInt(others) + amount > limit) {
+    return `the order's total would be ${BigInt(others) + amount} minor units with this line's ${amount}, over 2^53 - 1`;
+  }
+  return null;
 }

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseCatalog } from '../../src/adapters/settings';
-import { ConfigurationError, PermanentError } from '../../src/domain/errors';
+import { ConfigurationError, errorMessage, PermanentError } from '../../src/domain/errors';
 import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
 import { readInputFile, surveyInputFile, type InputSurvey } from './input-file';
 import { createEmbeddedApp, type EmbeddedAppOptions } from '../app';
@@ -147,21 +147,39 @@ export async function main(argv: readonly string[]): Promise<number> {
   const picture =
     timeline === undefined ? undefined : await buildRunPicture(app, report, timeline, input.path);
   await app.stop();
-  if (options.html !== undefined && picture !== undefined) writeFileSync(options.html, renderHtml(picture));
 
-  if (options.report !== undefined) writeJsonFile(options.report, report);
+  // The JSON report first: a page that cannot be written must not cost the report. A path that
+  // fails only when written (a full device, /proc) is one line naming it, and the exit is 1.
+  const unwritten: string[] = [];
+  /** The path once written, else undefined with the reason kept for the end. */
+  const write = (flag: string, path: string | undefined, writeIt: (path: string) => void) => {
+    if (path === undefined) return undefined;
+    try {
+      writeIt(path);
+      return path;
+    } catch (error) {
+      unwritten.push(`npm start: could not write ${flag} ${path}: ${errorMessage(error)}`);
+      return undefined;
+    }
+  };
+  const reportPath = write('--report', options.report, (path) => writeJsonFile(path, report));
+  const htmlPath =
+    picture === undefined
+      ? undefined
+      : write('--html', options.html, (path) => writeFileSync(path, renderHtml(picture)));
   if (!options.quiet) {
     const text = summary(report, {
       input: input.path,
       ledgerMessages: input.survey.ledgerMessages,
       entries: totalEntries,
       seconds: (Date.now() - started) / 1000,
-      reportPath: options.report,
-      htmlPath: options.html,
+      reportPath,
+      htmlPath,
     });
     process.stdout.write(`${text}\n`);
   }
-  return 0;
+  for (const line of unwritten) process.stderr.write(`${line}\n`);
+  return unwritten.length === 0 ? 0 : 1;
 }
 
 /**

@@ -21,6 +21,20 @@ describe('npm start (main)', () => {
     return report;
   };
 
+  it('a report path that fails only when written: one line naming it, exit 1, no stack trace', async () => {
+    expect(await main(['--report', '/dev/full', '--quiet'])).toBe(1);
+    const errors = cli.stderr.join('');
+    expect(errors).toMatch(/^npm start: could not write --report \/dev\/full: .+\n$/);
+    expect(errors).not.toMatch(/\n\s+at /);
+  });
+
+  it('an HTML path that fails when written keeps the JSON report, written first', async () => {
+    const reportPath = join(cli.dir, 'kept.json');
+    expect(await main(['--report', reportPath, '--html', '/dev/full', '--quiet'])).toBe(1);
+    expect(readReport(reportPath).orders.length).toBeGreaterThan(0);
+    expect(cli.stderr.join('')).toMatch(/^npm start: could not write --html \/dev\/full: .+\n$/);
+  });
+
   it('--input and --report: writes the report with orders, parked, deadLettered and stats', async () => {
     const reportPath = join(cli.dir, 'report.json');
 
@@ -205,6 +219,16 @@ describe('npm start (main)', () => {
         expect(message).toContain('between 0 and 1');
       },
     );
+
+    it('--faults naming one fault twice', async () => {
+      const message = await refused(['--faults', 'duplicate=0.1,duplicate=0.2']);
+      expect(message).toContain('--faults: duplicate is given twice; give each fault once');
+    });
+
+    it('--session-idle-ms past a minute: a run waits out every hold, so it would not end', async () => {
+      const message = await refused(['--session-idle-ms', '999999999999']);
+      expect(message).toContain('--session-idle-ms must be a decimal integer from 0 to 60000');
+    });
 
     it('--report into a directory that does not exist, before the run', async () => {
       const path = join(cli.dir, 'nonexistent', 'r.json');

@@ -54,6 +54,9 @@ export function parseFaults(spec: string): FaultSpec {
   if (spec.trim() === '') return faults;
   for (const part of spec.split(',')) {
     const [name, value, ...rest] = part.split('=').map((piece) => piece.trim());
+    if (Object.hasOwn(faults, name)) {
+      throw new Error(`--faults: ${name} is given twice; give each fault once`);
+    }
     if ((OUTAGE_NAMES as readonly string[]).includes(name)) {
       const seconds = decimalNumber(value);
       if (

@@ -85,13 +85,21 @@ const withoutBom = (text: string): string => (text.startsWith('\ufeff') ? text.s
 const READ_CHUNK_BYTES = 1 << 20;
 
 /**
+ * The longest line read, in UTF-16 units: twice the largest message Service Bus takes (100 MB on
+ * Premium), well inside V8's longest string. A longer line could never travel, and is refused.
+ */
+export const MAX_LINE_LENGTH = 200 * 1024 * 1024;
+
+/**
  * The file's lines, read a chunk at a time so that a large input is never held whole: split as
  * `split(/\r?\n/)` splits a whole text (at LF, a CR before it dropped), UTF-8 decoded across chunk ends.
+ * Each chunk is searched once, so a long line costs its length, not its length times its chunks.
  */
 export function* fileLines(
   path: string,
   chunkBytes: number = READ_CHUNK_BYTES,
   what: string = `--input ${path}`,
+  maxLineLength: number = MAX_LINE_LENGTH,
 ): Generator<string> {
   const refused = (error: unknown): UsageError =>
     new UsageError(`cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
@@ -104,8 +112,23 @@ export function* fileLines(
   try {
     const decoder = new StringDecoder('utf8');
     const chunk = Buffer.alloc(chunkBytes);
-    let pending = '';
+    /** The current line's text from earlier chunks, joined once its end is found. */
+    let pieces: string[] = [];
+    let piecesLength = 0;
+    let lineNumber = 0;
     let first = true;
+    /** The line that ends with `tail`; one that ends at a LF loses a CR before it. */
+    const line = (tail: string, atNewline: boolean): string => {
+      const text = pieces.length === 0 ? tail : pieces.join('') + tail;
+      pieces = [];
+      piecesLength = 0;
+      lineNumber += 1;
+      return atNewline && text.endsWith('\r') ? text.slice(0, -1) : text;
+    };
+    const tooLong = (): UsageError =>
+      new UsageError(
+        `${what}: line ${lineNumber + 1} is longer than ${maxLineLength} characters; no message that long can travel`,
+      );
     for (;;) {
       let read: number;
       try {
@@ -114,20 +137,26 @@ export function* fileLines(
         // A directory opens, and refuses only its first read (EISDIR).
         throw refused(error);
       }
-      pending += read === 0 ? decoder.end() : decoder.write(chunk.subarray(0, read));
-      if (first && pending.length > 0) {
-        pending = withoutBom(pending);
+      let text = read === 0 ? decoder.end() : decoder.write(chunk.subarray(0, read));
+      if (first && text.length > 0) {
+        text = withoutBom(text);
         first = false;
       }
       let from = 0;
-      for (let at = pending.indexOf('\n'); at !== -1; at = pending.indexOf('\n', from)) {
-        yield pending.slice(from, at > from && pending.charCodeAt(at - 1) === 13 ? at - 1 : at);
+      for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', from)) {
+        if (piecesLength + at - from > maxLineLength) throw tooLong();
+        yield line(text.slice(from, at), true);
         from = at + 1;
       }
-      pending = pending.slice(from);
+      const rest = text.slice(from);
+      if (piecesLength + rest.length > maxLineLength) throw tooLong();
+      if (rest.length > 0) {
+        pieces.push(rest);
+        piecesLength += rest.length;
+      }
       if (read === 0) break;
     }
-    yield pending;
+    yield line('', false);
   } finally {
     closeSync(fd);
   }

@@ -80,7 +80,8 @@ export const START_FLAGS: readonly FlagSpec[] = [
     value: 'N',
     meaning:
       'how long a pump keeps a drained session (host.json sessionIdleTimeout); 0 by default: a local run ' +
-      'simulates no round trip, so any hold is pure waiting (Azure needs a positive value; see docs/performance.md)',
+      'simulates no round trip, so any hold is pure waiting (Azure needs a positive value; see docs/performance.md); ' +
+      'at most 60000: a run waits out every hold before it ends',
     default: String(START_SESSION_IDLE_MS),
   },
   {
@@ -110,6 +111,9 @@ export const START_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'help', short: 'h', meaning: 'print this help and exit' },
 ];
+
+/** The longest hold a local run takes: each drained session is held that long before the run can end. */
+export const MAX_SESSION_IDLE_MS = 60_000;
 
 export const USAGE = 'usage: npm start -- [--input FILE] [--report FILE] [--html FILE] [flags...]';
 
@@ -150,9 +154,9 @@ export function checkOutputPath(flag: string, path: string): void {
 
 export function parseCliArgs(argv: readonly string[]): CliOptions {
   const parsed = parseFlags(START_FLAGS, argv, { command: 'npm start' });
-  const integer = (name: string, min: number): number | undefined => {
+  const integer = (name: string, min: number, max?: number): number | undefined => {
     const raw = stringFlag(parsed, name);
-    return raw === undefined ? undefined : integerFlag(`--${name}`, raw, min);
+    return raw === undefined ? undefined : integerFlag(`--${name}`, raw, min, max);
   };
   let faults: FaultSpec = {};
   const faultSpec = stringFlag(parsed, 'faults');
@@ -178,7 +182,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     seed: integer('seed', 0) ?? EMBEDDED_DEFAULTS.seed,
     faults,
     maxConcurrentSessions: integer('max-concurrent-sessions', 1) ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
-    sessionIdleMs: integer('session-idle-ms', 0) ?? START_SESSION_IDLE_MS,
+    sessionIdleMs: integer('session-idle-ms', 0, MAX_SESSION_IDLE_MS) ?? START_SESSION_IDLE_MS,
     catalog: stringFlag(parsed, 'catalog'),
     creditLimit: integer('credit-limit', 0),
     maxMessageBytes,

@@ -45,6 +45,27 @@ describe('fileLines', () => {
     }
   });
 
+  test('a long line is read in one pass: 2 MB in 32-byte chunks, each searched once', () => {
+    // Searching the whole pending line at every chunk took minutes here (and a 600 MB line ran out
+    // of string length after that); the test's time limit is what fails it then.
+    const long = 'x'.repeat(2 * 1024 * 1024);
+    const path = fileOf(`a\n${long}\r\nb`);
+    expect([...fileLines(path, 32)].map((text) => text.length)).toEqual([1, long.length, 1]);
+  });
+
+  test('a line longer than any message is one usage error naming the line, at any chunk size', () => {
+    const path = fileOf('short\n' + 'y'.repeat(50) + '\nnot read');
+    for (const chunkBytes of [7, 1 << 20]) {
+      const lines = fileLines(path, chunkBytes, `--input ${path}`, 40);
+      expect(lines.next().value).toBe('short');
+      expect(() => lines.next()).toThrow(
+        new UsageError(
+          `--input ${path}: line 2 is longer than 40 characters; no message that long can travel`,
+        ),
+      );
+    }
+  });
+
   test('a file that cannot be read is one usage error naming it, a directory too', () => {
     const missing = join(dir, 'missing.ndjson');
     expect(() => [...fileLines(missing)]).toThrow(new UsageError(`cannot read --input ${missing}: ENOENT`));

@@ -101,11 +101,15 @@ export function stringFlag(parsed: ParsedFlags, name: string): string | undefine
 
 const DECIMAL_INTEGER = /^\d+$/;
 
-/** A decimal integer of at least `min` (no sign, exponent, hex or fraction), or a usage error naming the flag. */
-export function integerFlag(flag: string, raw: string, min: number): number {
+/**
+ * A decimal integer of at least `min` and at most `max` (no sign, exponent, hex or fraction), or a
+ * usage error naming the flag.
+ */
+export function integerFlag(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const value = DECIMAL_INTEGER.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new UsageError(`${flag} must be a decimal integer >= ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`${flag} must be a decimal integer ${range}, got ${JSON.stringify(raw)}`);
   }
   return value;
 }

@@ -4,38 +4,9 @@
  * rejected, naming the amount, so an order's total is always the exact sum of its lines and a charge
  * is never zero or negative for lines that sum to more than zero.
  */
-import type { Entry } from '../../src/domain/entry';
-import { added, created, FAST, ledger, runToEnd } from '../support/e2e';
+import { added, amended, created, FAST, ledger, runToEnd } from '../support/e2e';
 
 const MAX = Number.MAX_SAFE_INTEGER;
-
-function line(
-  orderId: string,
-  transactionId: string,
-  sequence: number,
-  quantity: number,
-  unitPrice: number,
-): Entry {
-  return added(orderId, transactionId, sequence, quantity, unitPrice);
-}
-
-function amend(
-  orderId: string,
-  transactionId: string,
-  sequence: number,
-  target: string,
-  change: { quantity?: number; unitPrice?: number },
-  final = false,
-): Entry {
-  return {
-    transactionId,
-    orderId,
-    sequence,
-    type: 'TransactionAmended',
-    ...(final ? { final: true as const } : {}),
-    data: { targetTransactionId: target, ...change },
-  };
-}
 
 describe('money is exact', () => {
   it('rejects a line whose amount passes 2^53 - 1, so a later amendment cannot bring the total to zero', async () => {
@@ -43,10 +14,10 @@ describe('money is exact', () => {
       [
         ledger('B-1', [
           created('O-M', 'T-1'),
-          line('O-M', 'big', 2, MAX, MAX),
-          line('O-M', 'real', 3, 3, 25_000),
-          amend('O-M', 'T-4', 4, 'big', { quantity: 1, unitPrice: 0 }),
-          { ...line('O-M', 'T-5', 5, 1, 100), final: true },
+          added('O-M', 'big', 2, MAX, MAX),
+          added('O-M', 'real', 3, 3, 25_000),
+          amended('O-M', 'T-4', 4, 'big', { quantity: 1, unitPrice: 0 }),
+          added('O-M', 'T-5', 5, 1, 100, true),
         ]),
       ],
       FAST,
@@ -68,13 +39,13 @@ describe('money is exact', () => {
       [
         ledger('B-1', [
           created('O-T', 'T-1'),
-          line('O-T', 'T-2', 2, 1, MAX - 10),
-          line('O-T', 'T-3', 3, 1, 11),
-          line('O-T', 'T-4', 4, 1, 10),
+          added('O-T', 'T-2', 2, 1, MAX - 10),
+          added('O-T', 'T-3', 3, 1, 11),
+          added('O-T', 'T-4', 4, 1, 10),
           created('O-A', 'A-1'),
-          line('O-A', 'A-2', 2, 1, 2 ** 52),
-          amend('O-A', 'A-3', 3, 'A-2', { quantity: 2 }),
-          amend('O-A', 'A-4', 4, 'A-2', { unitPrice: 2 ** 52 - 1 }, true),
+          added('O-A', 'A-2', 2, 1, 2 ** 52),
+          amended('O-A', 'A-3', 3, 'A-2', { quantity: 2 }),
+          amended('O-A', 'A-4', 4, 'A-2', { unitPrice: 2 ** 52 - 1 }, true),
         ]),
       ],
       FAST,

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PermanentError } from '../../src/domain/errors';
-import { main, NO_AZURE_SETTINGS, runOpsCommand, type OpsOutput } from '../../tools/ops/ops';
+import { main, NO_AZURE_SETTINGS, runOpsCommand } from '../../tools/ops/ops';
 import { added, entryMessageFor, messageIdOf } from '../support/e2e';
 import {
   moveClockPastDuplicateWindow,
@@ -11,26 +11,16 @@ import {
   parkedReasons,
   run,
   type OpsWorld,
+  capturedOutput,
 } from '../support/ops';
 
 useOpsWorlds();
-
-interface Captured extends OpsOutput {
-  stdout: string[];
-  stderr: string[];
-}
-
-function captured(): Captured {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { stdout, stderr, out: (text) => stdout.push(text), err: (text) => stderr.push(text) };
-}
 
 async function ops(
   w: OpsWorld,
   ...argv: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = captured();
+  const output = capturedOutput();
   const code = await runOpsCommand(w.operations, { orders: w.app.orders, now: w.deps.now }, argv, output);
   return { code, stdout: output.stdout.join('\n'), stderr: output.stderr.join('\n') };
 }
@@ -137,7 +127,7 @@ describe('npm run ops', () => {
 
   it('answers a failing operation with 1 and the reason', async () => {
     const world = opsWorld();
-    const output = captured();
+    const output = capturedOutput();
     const failing = {
       ...world.operations,
       listParked: async () => {
@@ -150,11 +140,11 @@ describe('npm run ops', () => {
   });
 
   it('without Azure settings explains there is nothing to operate on; a half-set one is named', async () => {
-    const none = captured();
+    const none = capturedOutput();
     await expect(main(['parked', 'list'], {}, none)).resolves.toBe(2);
     expect(none.stderr).toEqual([NO_AZURE_SETTINGS]);
 
-    const half = captured();
+    const half = capturedOutput();
     await expect(
       main(
         ['parked', 'list'],
@@ -164,7 +154,7 @@ describe('npm run ops', () => {
     ).resolves.toBe(2);
     expect(half.stderr.join()).toContain('CosmosDb__accountEndpoint');
 
-    const usage = captured();
+    const usage = capturedOutput();
     await expect(main(['nope'], {}, usage)).resolves.toBe(2);
     expect(usage.stderr.join()).toContain('unknown command "nope"');
   });

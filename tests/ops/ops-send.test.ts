@@ -4,34 +4,18 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createEmbeddedApp, type EmbeddedApp } from '../../local/app';
 import { createEmbeddedOperations } from '../../local/store/message-operations';
 import { TransientError } from '../../src/domain/errors';
 import type { MessageSender, OutgoingMessage } from '../../src/services/ports';
 import { SEND_USAGE } from '../../tools/ops/ops-args';
-import {
-  main,
-  NO_SEND_NAMESPACE,
-  runOpsCommand,
-  type OpsOutput,
-  type SenderFactory,
-} from '../../tools/ops/ops';
+import { main, NO_SEND_NAMESPACE, runOpsCommand, type SenderFactory } from '../../tools/ops/ops';
 import { SEND_CHUNK } from '../../tools/ops/send';
-import { quiet } from '../support/e2e';
+import { quiet, SAMPLE_PATH } from '../support/e2e';
+import { capturedOutput } from '../support/ops';
 
-const SAMPLE = resolve(__dirname, '..', '..', 'samples', 'ledger.ndjson');
-
-interface Captured extends OpsOutput {
-  stdout: string[];
-  stderr: string[];
-}
-
-function captured(): Captured {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { stdout, stderr, out: (text) => stdout.push(text), err: (text) => stderr.push(text) };
-}
+const SAMPLE = SAMPLE_PATH;
 
 /** A sender that records each call and passes it on (to the embedded broker, or nowhere). */
 function recording(
@@ -74,7 +58,7 @@ async function send(
   argv: string[],
   maxMessageBytes?: number,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = captured();
+  const output = capturedOutput();
   const world = app();
   const code = await runOpsCommand(
     createEmbeddedOperations(world.broker),
@@ -92,7 +76,7 @@ describe('npm run ops -- send', () => {
   it('sends the sample to ledger, and the app ends with the orders npm start gives', async () => {
     const viaOps = app();
     const sender = recording(viaOps.broker);
-    const output = captured();
+    const output = capturedOutput();
     const code = await runOpsCommand(
       createEmbeddedOperations(viaOps.broker),
       { orders: viaOps.orders, now: Date.now, sender },
@@ -246,15 +230,15 @@ describe('npm run ops -- send, as the CLI runs it', () => {
 
   it('checks the file before it asks for the namespace, and needs no Cosmos DB setting', async () => {
     const bad = file('bad.ndjson', ['[]']);
-    const refused = captured();
+    const refused = capturedOutput();
     await expect(main(['send', bad], {}, refused, factory(recording()))).resolves.toBe(2);
     expect(refused.stderr).toEqual([`${bad}:1: must be an object {"messageId", "sessionId", "body"}`]);
 
-    const noNamespace = captured();
+    const noNamespace = capturedOutput();
     await expect(main(['send', SAMPLE], {}, noNamespace, factory(recording()))).resolves.toBe(2);
     expect(noNamespace.stderr).toEqual([NO_SEND_NAMESPACE]);
 
-    const badLimit = captured();
+    const badLimit = capturedOutput();
     await expect(
       main(
         ['send', SAMPLE],
@@ -269,7 +253,7 @@ describe('npm run ops -- send, as the CLI runs it', () => {
   it('sends through the sender it connects to the namespace, and closes it', async () => {
     const sender = recording();
     const connect = factory(sender);
-    const output = captured();
+    const output = capturedOutput();
     await expect(main(['send', SAMPLE, '--json'], NAMESPACE, output, connect)).resolves.toBe(0);
     expect(connect.namespaces).toEqual(['sb-x.servicebus.windows.net']);
     expect(connect.closed).toBe(1);
@@ -281,7 +265,7 @@ describe('npm run ops -- send, as the CLI runs it', () => {
         throw new TransientError('bus-unavailable', 'sending to ledger failed: Unauthorized');
       },
     });
-    const failed = captured();
+    const failed = capturedOutput();
     await expect(main(['send', SAMPLE], NAMESPACE, failed, failing)).resolves.toBe(1);
     expect(failed.stderr.join()).toContain('sending failed after 0 of 9 ledger messages');
     expect(failing.closed).toBe(1);

@@ -56,12 +56,13 @@ export function added(
   };
 }
 
+/** An amendment of `targetTransactionId`'s line: its new quantity, or the fields it changes. */
 export function amended(
   orderId: string,
   transactionId: string,
   sequence: number,
   targetTransactionId: string,
-  quantity: number,
+  change: number | { quantity?: number; unitPrice?: number },
   final = false,
 ): Entry {
   return {
@@ -70,7 +71,7 @@ export function amended(
     sequence,
     type: 'TransactionAmended',
     ...(final ? { final: true as const } : {}),
-    data: { targetTransactionId, quantity },
+    data: { targetTransactionId, ...(typeof change === 'number' ? { quantity: change } : change) },
   };
 }
 

@@ -9,6 +9,7 @@ import type { ReplayDeps } from '../../src/services/operations/replay';
 import { quiet } from './e2e';
 import type { LedgerInput } from '../../local/app';
 import { expectAccountAddsUp } from './account';
+import type { OpsOutput } from '../../tools/ops/ops';
 
 /**
  * Only `Date` is faked, moving with real time, so every timer and the host run as usual while a
@@ -100,4 +101,16 @@ export async function parkedReasons(operations: MessageOperations): Promise<Reco
   return Object.fromEntries(
     listing.messages.map((message: ParkedMessage) => [message.messageId, message.park.reason]),
   );
+}
+
+/** An ops command's output, captured line by line. */
+export interface CapturedOutput extends OpsOutput {
+  stdout: string[];
+  stderr: string[];
+}
+
+export function capturedOutput(): CapturedOutput {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (text) => stdout.push(text), err: (text) => stderr.push(text) };
 }

@@ -27,6 +27,7 @@ import type {
   QueueStats,
   ReceivedMessage,
   BrokerSessionBacklog,
+  SentMessage,
   SessionReceiver,
 } from './types';
 
@@ -43,6 +44,35 @@ export {
 export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): EmbeddedBroker {
   const core = new BrokerCore(options);
   const { queues, locks, notifier } = core;
+
+  async function sendAndReport(
+    name: string,
+    messages: readonly BrokerOutgoingMessage[],
+  ): Promise<SentMessage[]> {
+    core.expireLocks();
+    const queue = core.queueOf(name);
+    // Checked before anything is accepted: a refused call leaves the queue as it was.
+    for (const message of messages) {
+      checkServiceBusId('messageId', message.messageId, message.messageId);
+      checkServiceBusId('sessionId', message.sessionId, message.messageId);
+      if (queue.settings.requiresSession && message.sessionId === undefined) {
+        throw new PermanentError(
+          'session-id-required',
+          `queue ${name} requires sessions; message ${message.messageId} has no sessionId`,
+        );
+      }
+    }
+    const held = messages.map((message) => holdBody(message.body));
+    const batches = countBatches(messages, core.maxBatchBytes, (message) => estimateMessageBytes(message));
+    queue.stats.sendCalls += batches;
+    const at = core.now();
+    const sent = messages.map((message, index) => ({
+      messageId: message.messageId,
+      droppedAsDuplicate: !core.accept(queue, message, held[index], at),
+    }));
+    if (sent.some((message) => !message.droppedAsDuplicate)) notifier.notify(name);
+    return sent;
+  }
 
   return {
     createQueue(name: string, queueOptions: QueueOptions = {}): QueueSettings {
@@ -61,27 +91,10 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions = {}): Embed
     },
 
     async send(name: string, messages: readonly BrokerOutgoingMessage[]): Promise<void> {
-      core.expireLocks();
-      const queue = core.queueOf(name);
-      // Checked before anything is accepted: a refused call leaves the queue as it was.
-      for (const message of messages) {
-        checkServiceBusId('messageId', message.messageId, message.messageId);
-        checkServiceBusId('sessionId', message.sessionId, message.messageId);
-        if (queue.settings.requiresSession && message.sessionId === undefined) {
-          throw new PermanentError(
-            'session-id-required',
-            `queue ${name} requires sessions; message ${message.messageId} has no sessionId`,
-          );
-        }
-      }
-      const held = messages.map((message) => holdBody(message.body));
-      const batches = countBatches(messages, core.maxBatchBytes, (message) => estimateMessageBytes(message));
-      queue.stats.sendCalls += batches;
-      const at = core.now();
-      const sentBefore = queue.stats.sent;
-      for (const [index, message] of messages.entries()) core.accept(queue, message, held[index], at);
-      if (queue.stats.sent > sentBefore) notifier.notify(name);
+      await sendAndReport(name, messages);
     },
+
+    sendAndReport,
 
     acceptNextSession(name: string): SessionReceiver | undefined {
       core.expireLocks();

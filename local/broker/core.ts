@@ -234,11 +234,11 @@ export class BrokerCore {
     this.locks.scheduleWakeUp();
   }
 
-  /** Stores a sent message, unless duplicate detection has seen its id within the window. */
-  accept(queue: QueueState, message: BrokerOutgoingMessage, body: HeldBody, at: number): void {
+  /** Stores a sent message, unless duplicate detection has seen its id within the window: whether it did. */
+  accept(queue: QueueState, message: BrokerOutgoingMessage, body: HeldBody, at: number): boolean {
     if (queue.settings.duplicateDetection && seenElseRemember(queue, message.messageId, at)) {
       queue.stats.duplicatesDetected += 1;
-      return;
+      return false;
     }
     queue.nextSequenceNumber += 1;
     const stored: StoredMessage = {
@@ -258,5 +258,6 @@ export class BrokerCore {
     if (containerOf(queue, stored).push(stored) === 1) offerSession(queue, stored.sessionId);
     queue.activeCount += 1;
     queue.stats.sent += 1;
+    return true;
   }
 }

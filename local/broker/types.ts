@@ -140,11 +140,25 @@ export interface SessionReceiver {
 
 export type AvailabilityListener = (queue: string) => void;
 
+/**
+ * What one `send` did with each of its messages, in order. Service Bus answers a send whose
+ * messageId its duplicate detection remembers as a success and drops the message
+ * (https://learn.microsoft.com/azure/service-bus-messaging/duplicate-detection), so a sender on
+ * Azure cannot tell; the embedded broker says so per message, for whoever must decide by its own
+ * message's fate (an operator's replay, the run report's account).
+ */
+export interface SentMessage {
+  messageId: string;
+  droppedAsDuplicate: boolean;
+}
+
 export interface EmbeddedBroker extends MessageSender {
   createQueue(name: string, options?: QueueOptions): QueueSettings;
   queueSettings(queue: string): QueueSettings;
   queueNames(): string[];
   send(queue: string, messages: readonly BrokerOutgoingMessage[]): Promise<void>;
+  /** `send`, saying of each message whether duplicate detection dropped it. */
+  sendAndReport(queue: string, messages: readonly BrokerOutgoingMessage[]): Promise<SentMessage[]>;
   /** The least recently accepted session with a message available and no other receiver, if any. */
   acceptNextSession(queue: string): SessionReceiver | undefined;
   /** Next available message of a queue without sessions. */

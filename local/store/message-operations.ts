@@ -46,6 +46,24 @@ export function deadLetteredOf(queue: OperableQueue, message: BrokerDeadLetter):
   };
 }
 
+/**
+ * The dead letters each broker has a replay under way for, as `<queue>\0<sequence number>`. On
+ * Azure a replay receives the copy in peek-lock mode, which hides it from every other receiver until
+ * it is completed or abandoned (src/adapters/azure/service-bus-operations.ts); the embedded
+ * dead-letter queue has no locks, so a replay claims its copy here. Per broker, not per operations
+ * object: the HTTP functions make one of those per call.
+ */
+const replaying = new WeakMap<EmbeddedBroker, Set<string>>();
+
+function replayingOf(broker: EmbeddedBroker): Set<string> {
+  let claims = replaying.get(broker);
+  if (claims === undefined) {
+    claims = new Set();
+    replaying.set(broker, claims);
+  }
+  return claims;
+}
+
 export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperations {
   const listParked = (): ParkedMessage[] => broker.peek(QUEUE.parked).map(parkedOf);
   const listDeadLettered = (queue: OperableQueue): DeadLetteredMessage[] =>
@@ -53,15 +71,15 @@ export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperati
 
   /**
    * Sends the replay and says whether the broker took it. Duplicate detection drops a known id
-   * without an error, here as on Azure; the broker's counter is the one place that shows it, and
-   * the held copy must then stay where it is.
+   * without an error, here as on Azure; the embedded broker says which message it dropped, and the
+   * held copy must then stay where it is. Judged by this message alone: other sends to the queue
+   * meanwhile (the app's own, a concurrent replay's) have their own fate.
    */
   async function send(message: ParkedMessage | DeadLetteredMessage): Promise<ReplayDelivery> {
     const target = replayTargetOf(message);
     if (!target.ok) throw new PermanentError('replay-target', target.reason);
-    const detectedBefore = broker.stats()[target.queue].duplicatesDetected;
-    await broker.send(target.queue, [target.message]);
-    if (broker.stats()[target.queue].duplicatesDetected > detectedBefore) {
+    const [sent] = await broker.sendAndReport(target.queue, [target.message]);
+    if (sent.droppedAsDuplicate) {
       throw new PermanentError(
         'replay-dropped',
         `${target.queue} dropped the replay of ${message.messageId} as a duplicate; it stays where it was`,
@@ -114,13 +132,22 @@ export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperati
 
     async replayDeadLettered(message) {
       const sequenceNumber = Number(message.sequenceNumber);
+      const claims = replayingOf(broker);
+      const copy = `${message.queue}\u0000${sequenceNumber}`;
+      // Checked and claimed at once, before anything is awaited: a replay of this copy already
+      // under way has it, as a peek-lock receive on Azure would, and this one sends nothing.
       const stillThere = broker
         .deadLetters(message.queue)
         .some((letter) => letter.sequenceNumber === sequenceNumber && letter.messageId === message.messageId);
-      if (!stillThere) return { delivered: false };
-      const delivery = await send(message);
-      broker.takeDeadLetter(message.queue, sequenceNumber);
-      return delivery;
+      if (!stillThere || claims.has(copy)) return { delivered: false };
+      claims.add(copy);
+      try {
+        const delivery = await send(message);
+        broker.takeDeadLetter(message.queue, sequenceNumber);
+        return delivery;
+      } finally {
+        claims.delete(copy);
+      }
     },
 
     async backlog(queue): Promise<QueueBacklog> {

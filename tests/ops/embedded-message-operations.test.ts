@@ -53,7 +53,7 @@ describe('embedded operations: replay', () => {
     t += 60 * 60_000;
     const failing: EmbeddedBroker = {
       ...broker,
-      send: async () => {
+      sendAndReport: async () => {
         throw new TransientError('bus-unavailable', 'test: the broker is away');
       },
     };

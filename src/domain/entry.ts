@@ -9,20 +9,35 @@ export const ENTRY_TYPES = [
 ] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
-export const MAX_ID_LENGTH = 100;
-
 /**
- * Bounds that keep an order's document within Cosmos DB's 2 MB item limit (Microsoft Learn, "Azure
- * Cosmos DB service quotas": maximum size of an item 2 MB) whatever its entries hold: every field the
- * order stores is bounded, and so are its entries, through their sequence numbers (an order has
- * one slot per sequence number, and every record it keeps belongs to a slot). At these bounds the
- * largest order document is about 1.7 MB: every entry after the final one rejected while the parked
- * queue is down, so each park stays pending in the outbox (tests/unit/order-size.test.ts builds the
- * worst cases).
+ * Bounds that keep an order's documents within Cosmos DB's 2 MB item limit (Microsoft Learn, "Azure
+ * Cosmos DB service quotas": maximum size of an item 2 MB, the UTF-8 length of its JSON) whatever its
+ * entries hold: every field the order stores is bounded, and so are its entries, through their
+ * sequence numbers (an order has one slot per sequence number, and every record it keeps belongs to
+ * a slot). A text bound counts the bytes the store writes (`jsonTextBytes`), not characters: JSON
+ * writes a control character, a lone surrogate, `"` or `\` as an escape of 2 to 6 bytes, and UTF-8
+ * other non-ASCII characters in 2 to 4. tests/unit/order-size.test.ts builds the worst cases.
  */
-export const MAX_TEXT_LENGTH = 100;
-export const MAX_ENTRY_REASON_LENGTH = 500;
+export const MAX_ID_BYTES = 100;
+export const MAX_TEXT_BYTES = 100;
+export const MAX_ENTRY_REASON_BYTES = 500;
 export const MAX_ENTRIES_PER_ORDER = 1000;
+
+/** The bytes `text` takes in the JSON the store writes: UTF-8, escapes included, quotes left out. */
+export function jsonTextBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
+}
+
+/** Why `text` is over `maxBytes` as the store writes it, naming the field; null when within. */
+export function textBytesProblem(text: string, name: string, maxBytes: number): string | null {
+  const bytes = jsonTextBytes(text);
+  if (bytes <= maxBytes) return null;
+  const characters = [...text].length;
+  return (
+    `${name} must be at most ${maxBytes} bytes in UTF-8 JSON, escapes included, got ${bytes}` +
+    (characters === bytes ? '' : ` (${characters} characters)`)
+  );
+}
 
 /**
  * How deep an entry may nest (the entry object is level 1, its `data` level 2). The contract's
@@ -95,18 +110,15 @@ function nonEmptyString(
   value: unknown,
   name: string,
   problems: Problems,
-  maxLength?: number,
+  maxBytes: number,
 ): string | undefined {
   if (typeof value !== 'string' || value.length === 0) {
     problems.push(`${name} must be a non-empty string, got ${shown(value)}`);
     return undefined;
   }
-  if (maxLength !== undefined && value.length > maxLength) {
-    const characters = [...value].length;
-    problems.push(
-      `${name} must be at most ${maxLength} UTF-16 code units, got ${value.length}` +
-        (characters === value.length ? '' : ` (${characters} characters)`),
-    );
+  const over = textBytesProblem(value, name, maxBytes);
+  if (over !== null) {
+    problems.push(over);
     return undefined;
   }
   return value;
@@ -150,7 +162,7 @@ export function orderIdProblem(orderId: string, name = 'orderId'): string | null
 }
 
 function orderIdOf(value: unknown, name: string, problems: Problems): string | undefined {
-  const orderId = nonEmptyString(value, name, problems, MAX_ID_LENGTH);
+  const orderId = nonEmptyString(value, name, problems, MAX_ID_BYTES);
   if (orderId !== undefined && FORBIDDEN_ORDER_ID_CHARACTERS.test(orderId)) {
     problems.push(`${name} must not contain / \\ ? or #, got ${shown(orderId)}`);
     return undefined;
@@ -169,7 +181,7 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
   const before = problems.length;
   switch (type) {
     case 'OrderCreated': {
-      const customerId = nonEmptyString(raw.customerId, `${name}.customerId`, problems, MAX_TEXT_LENGTH);
+      const customerId = nonEmptyString(raw.customerId, `${name}.customerId`, problems, MAX_TEXT_BYTES);
       const currency = raw.currency;
       if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) {
         problems.push(`${name}.currency must be three capital letters, got ${shown(currency)}`);
@@ -179,7 +191,7 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
         : undefined;
     }
     case 'TransactionAdded': {
-      const sku = nonEmptyString(raw.sku, `${name}.sku`, problems, MAX_TEXT_LENGTH);
+      const sku = nonEmptyString(raw.sku, `${name}.sku`, problems, MAX_TEXT_BYTES);
       const quantity = integerAtLeast(raw.quantity, 1, `${name}.quantity`, problems);
       const unitPrice = integerAtLeast(raw.unitPrice, 0, `${name}.unitPrice`, problems);
       return problems.length === before
@@ -191,7 +203,7 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
         raw.targetTransactionId,
         `${name}.targetTransactionId`,
         problems,
-        MAX_ID_LENGTH,
+        MAX_ID_BYTES,
       );
       // Stryker disable next-line StringLiteral: equivalent, the '' stands in only when targetTransactionId broke a rule, and then validateEntry returns the problems and drops this object.
       const amended: TransactionAmendedData = { targetTransactionId: targetTransactionId ?? '' };
@@ -213,10 +225,12 @@ function dataOf(entry: Json, type: EntryType, path: string, problems: Problems):
         problems.push(`${name}.reason must be a string when present, got ${shown(raw.reason)}`);
         return undefined;
       }
-      if (typeof raw.reason === 'string' && raw.reason.length > MAX_ENTRY_REASON_LENGTH) {
-        problems.push(
-          `${name}.reason must be at most ${MAX_ENTRY_REASON_LENGTH} UTF-16 code units, got ${raw.reason.length}`,
-        );
+      const over =
+        raw.reason === undefined
+          ? null
+          : textBytesProblem(raw.reason, `${name}.reason`, MAX_ENTRY_REASON_BYTES);
+      if (over !== null) {
+        problems.push(over);
         return undefined;
       }
       return raw.reason === undefined ? {} : { reason: raw.reason };
@@ -262,7 +276,7 @@ export function validateEntry(input: unknown, path = ''): Validation<Entry> {
     input.transactionId,
     field(path, 'transactionId'),
     problems,
-    MAX_ID_LENGTH,
+    MAX_ID_BYTES,
   );
   const orderId = orderIdOf(input.orderId, field(path, 'orderId'), problems);
   const sequence = sequenceOf(input.sequence, field(path, 'sequence'), problems);
@@ -309,7 +323,7 @@ export function parseLedgerMessage(body: unknown): Validation<LedgerBatch> {
   }
   // docs/messages.md (the order of checks): a batch needs a batchId with the rules of transactionId, else it is parked whole.
   const problems: Problems = [];
-  const batchId = nonEmptyString(value.batchId, 'batchId', problems, MAX_ID_LENGTH);
+  const batchId = nonEmptyString(value.batchId, 'batchId', problems, MAX_ID_BYTES);
   if (batchId === undefined) return { ok: false, problems };
   return {
     ok: true,

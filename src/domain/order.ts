@@ -2,8 +2,9 @@
  * The order aggregate (docs/messages.md (the order of checks), 1.4): from the stored state, an incoming entry message and its
  * session, decide what happens and compute the new state. Pure: the caller carries the decision out.
  */
-import { describeProblems, parseEntryMessage, type Entry } from './entry';
+import { describeProblems, MAX_ID_BYTES, parseEntryMessage, textBytesProblem, type Entry } from './entry';
 import { entryDigest } from './digest';
+import { ownValue } from './own-properties';
 import { MAX_RECORD_WRITES, Slots } from './order-slots';
 import { resequence } from './sequential-convoy';
 
@@ -15,7 +16,7 @@ export type ParkReason =
   | 'digest-mismatch'
   | 'sequence-conflict'
   | 'rejected'
-  /** Over a size limit of Service Bus or Cosmos DB: the message, or the order document it would make. */
+  /** An entry whose message would be over the queues' size limit (the ledger's check). */
   | 'too-large';
 
 export interface OrderLine {
@@ -82,8 +83,24 @@ export interface IncomingMessage {
   messageId: string;
   sessionId: string;
   body: unknown;
+  correlationId?: string | null;
   applicationProperties?: MessageProperties;
 }
+
+/**
+ * What an order keeps of an entry's message besides the entry, with a buffered entry and with the
+ * park of a rejected one, bounded as the entry's fields are (MAX_ID_BYTES and the others in
+ * entry.ts), in the bytes the store writes:
+ * - its `messageId`: Service Bus takes 128 characters, 768 bytes of JSON at worst; the app's own ids
+ *   (`<transactionId>:<16 hex digits>`, and a replay's `replay-<d|p><sequence number>:` before one,
+ *   cut to 128 characters) stay under 256;
+ * - of its application properties, the ones the ledger sets (docs/messages.md, the ledger message),
+ *   a text among them bounded as an id. The others are not kept: a rejected entry's park carries these;
+ * - its `correlationId`, once per order, not per entry: Service Bus sets no bound of its own on it.
+ */
+export const MAX_MESSAGE_ID_BYTES = 256;
+export const MAX_CORRELATION_ID_BYTES = 1024;
+export const KEPT_PROPERTY_NAMES = ['transactionId', 'sequence', 'final', 'batchId'] as const;
 
 /** An entry that took its slot but broke a business rule: it is parked with reason `rejected`. */
 export interface Rejection {
@@ -178,14 +195,15 @@ export type ChangeDecision = Extract<Decision, { kind: 'change' }>;
  */
 export function admit(
   message: IncomingMessage,
-): { kind: 'entry'; entry: Entry; digest: string } | ParkDecision {
+): { kind: 'entry'; entry: Entry; digest: string; properties: MessageProperties } | ParkDecision {
   const validation = parseEntryMessage(message.body);
-  if (!validation.ok) {
+  const kept = keptOfMessage(message);
+  if (!validation.ok || kept.problems.length > 0) {
     return {
       kind: 'park',
       reason: 'invalid',
-      description: describeProblems(validation.problems),
-      transactionId: transactionIdOf(message.body),
+      description: describeProblems([...(validation.ok ? [] : validation.problems), ...kept.problems]),
+      transactionId: validation.ok ? validation.value.transactionId : transactionIdOf(message.body),
     };
   }
   const entry = validation.value;
@@ -197,7 +215,31 @@ export function admit(
       transactionId: entry.transactionId,
     };
   }
-  return { kind: 'entry', entry, digest: entryDigest(entry) };
+  return { kind: 'entry', entry, digest: entryDigest(entry), properties: kept.properties };
+}
+
+/** The message's values past what an order keeps of them, and the application properties it keeps. */
+function keptOfMessage(message: IncomingMessage): { problems: string[]; properties: MessageProperties } {
+  const problems: string[] = [];
+  const push = (problem: string | null): void => {
+    if (problem !== null) problems.push(problem);
+  };
+  push(textBytesProblem(message.messageId, 'messageId', MAX_MESSAGE_ID_BYTES));
+  if (typeof message.correlationId === 'string')
+    push(textBytesProblem(message.correlationId, 'correlationId', MAX_CORRELATION_ID_BYTES));
+  const properties: MessageProperties = {};
+  const given = message.applicationProperties ?? {};
+  for (const name of KEPT_PROPERTY_NAMES) {
+    const value = ownValue(given, name);
+    if (value === undefined) continue;
+    const over =
+      typeof value === 'string'
+        ? textBytesProblem(value, `applicationProperties.${name}`, MAX_ID_BYTES)
+        : null;
+    push(over);
+    if (over === null) properties[name] = value;
+  }
+  return { problems, properties };
 }
 
 /**
@@ -269,13 +311,13 @@ export function decide(
 ): Decision {
   const admitted = admit(message);
   if (admitted.kind === 'park') return admitted;
-  const { entry, digest } = admitted;
+  const { entry, digest, properties } = admitted;
   return resequence(
     state ?? newOrderState(entry.orderId),
     entry,
     digest,
     message.messageId,
-    message.applicationProperties,
+    properties,
     known,
   );
 }

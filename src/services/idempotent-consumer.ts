@@ -58,7 +58,7 @@ export async function applyEntry(deps: ConsumerDeps, message: DeliveredMessage):
   // Checks 1 and 2: a valid entry, in its order's session.
   const admitted = admit({ ...message, sessionId: message.sessionId ?? '' });
   if (admitted.kind === 'park') return parkMessage(deps, message, admitted, message.sessionId ?? null);
-  const { entry, digest } = admitted;
+  const { entry, digest, properties: kept } = admitted;
   const orderId = entry.orderId;
   const correlationId = message.correlationId ?? null;
   const properties = {
@@ -93,14 +93,7 @@ export async function applyEntry(deps: ConsumerDeps, message: DeliveredMessage):
       // Checks 3 to 6 on the order as read, given the records the decision needs.
       const state = current?.document ?? newOrderState(orderId);
       const known = await knownRecords(deps, orderId, recordsNeeded(state, entry));
-      const decision = resequence(
-        state,
-        entry,
-        digest,
-        message.messageId,
-        message.applicationProperties,
-        known,
-      );
+      const decision = resequence(state, entry, digest, message.messageId, kept, known);
       if (decision.kind !== 'change')
         return { next: undefined, result: { kind: 'unchanged', decision, current } };
       const order = current?.document;
@@ -124,7 +117,7 @@ async function carryOut(
   properties: TelemetryProperties,
 ): Promise<TransactionOutcome> {
   if (step.kind === 'changed') {
-    await dispatchOutbox(deps, orderId, step.document.outbox);
+    await dispatchOutbox(deps, step.document);
     return changeOutcome(deps.telemetry, step.decision, properties);
   }
   const { decision } = step;
@@ -132,7 +125,7 @@ async function carryOut(
   // A duplicate: its first delivery's effects may still be pending. Found by the store's 409, it was
   // committed whatever the cache said, so the header is read again for them.
   const current = step.kind === 'recorded' ? await reloadOrder(deps, orderId) : step.current;
-  await dispatchOutbox(deps, orderId, current?.document.outbox ?? null);
+  await dispatchOutbox(deps, current?.document);
   deps.telemetry.metric('entries.duplicate', 1, properties);
   return { kind: 'duplicate', orderId };
 }

@@ -360,6 +360,30 @@ function describeContract(name: string, makeTarget: () => Promise<ContractTarget
       await expect(store().query({ partitionKey: orderId })).resolves.toEqual([]);
     });
 
+    test('an item is measured in the bytes of its UTF-8 JSON, escapes included: 2 MB of them is refused with 413, whatever its characters', async () => {
+      const orderId = newOrderId();
+      // JSON writes U+0001 as \u0001: 6 bytes for one UTF-16 unit. About 350,000 of them are 2 MB.
+      const escaped = (id: string, units: number): OrderLine => ({
+        id,
+        orderId,
+        tag: '\u0001'.repeat(units),
+      });
+      const overhead = Buffer.byteLength(JSON.stringify(escaped('e', 0)), 'utf8');
+      const fits = Math.floor((MAX_DOCUMENT_BYTES - overhead) / 6);
+      await expect(store().create(escaped('e', fits))).resolves.toMatchObject({ status: 201 });
+      await expect(store().create(escaped('f', fits + 1))).rejects.toMatchObject({
+        code: 'document-too-large',
+        statusCode: 413,
+      });
+      // Three UTF-8 bytes a unit, and four a surrogate pair: the same limit.
+      const wide = Math.floor((MAX_DOCUMENT_BYTES - overhead) / 3) + 1;
+      await expect(store().create({ id: 'g', orderId, tag: '€'.repeat(wide) })).rejects.toMatchObject({
+        statusCode: 413,
+      });
+      expect((await store().read<OrderLine>(orderId, 'e'))?.document.tag).toHaveLength(fits);
+      await expect(store().read(orderId, 'f')).resolves.toBeUndefined();
+    });
+
     test('a batch holding a document of another partition is refused and writes nothing', async () => {
       const [orderId, other] = [newOrderId(), newOrderId()];
       const refused = store().batch(orderId, [

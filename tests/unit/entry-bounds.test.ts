@@ -1,11 +1,11 @@
 /**
  * The bounds and edges of entry validation (src/domain/entry.ts) that tests/unit/entry.test.ts leaves
- * open: the sequence's upper bound, unsafe negative integers, the reason's length, how long a shown
+ * open: the sequence's upper bound, unsafe negative integers, the reason's bytes, how long a shown
  * value may be, ids from elsewhere than an entry, bytes that are not UTF-8.
  */
 import {
   MAX_ENTRIES_PER_ORDER,
-  MAX_ENTRY_REASON_LENGTH,
+  MAX_ENTRY_REASON_BYTES,
   orderIdProblem,
   parseLedgerMessage,
   validateEntry,
@@ -71,14 +71,18 @@ describe('an amendment', () => {
 describe("an order deletion's reason", () => {
   const base = rawDeleted(4, 'T-4');
 
-  it(`may be ${MAX_ENTRY_REASON_LENGTH} UTF-16 code units long, not one more`, () => {
-    expect(MAX_ENTRY_REASON_LENGTH).toBe(500);
-    const longest = 'r'.repeat(500);
-    expect(valueOf(validateEntry({ ...base, data: { reason: longest } })).data).toStrictEqual({
-      reason: longest,
-    });
+  it(`may be ${MAX_ENTRY_REASON_BYTES} bytes of UTF-8 JSON long, not one more`, () => {
+    expect(MAX_ENTRY_REASON_BYTES).toBe(500);
+    for (const longest of ['r'.repeat(500), 'é'.repeat(250), '\n'.repeat(250)]) {
+      expect(valueOf(validateEntry({ ...base, data: { reason: longest } })).data).toStrictEqual({
+        reason: longest,
+      });
+    }
     expect(problemsOf(validateEntry({ ...base, data: { reason: 'r'.repeat(501) } }))).toEqual([
-      'data.reason must be at most 500 UTF-16 code units, got 501',
+      'data.reason must be at most 500 bytes in UTF-8 JSON, escapes included, got 501',
+    ]);
+    expect(problemsOf(validateEntry({ ...base, data: { reason: `${'\n'.repeat(250)}r` } }))).toEqual([
+      'data.reason must be at most 500 bytes in UTF-8 JSON, escapes included, got 501 (251 characters)',
     ]);
   });
 
@@ -113,7 +117,9 @@ describe('orderIdProblem: an order id from elsewhere than an entry (an HTTP rout
       'route orderId must not contain / \\ ? or #, got "a#b"',
     );
     expect(orderIdProblem('')).toBe('orderId must be a non-empty string, got ""');
-    expect(orderIdProblem('x'.repeat(101))).toBe('orderId must be at most 100 UTF-16 code units, got 101');
+    expect(orderIdProblem('x'.repeat(101))).toBe(
+      'orderId must be at most 100 bytes in UTF-8 JSON, escapes included, got 101',
+    );
   });
 });
 

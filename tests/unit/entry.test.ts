@@ -54,7 +54,7 @@ describe('validateEntry: transactionId', () => {
     [
       '101 characters',
       { ...base, transactionId: 'T'.repeat(101) },
-      'transactionId must be at most 100 UTF-16 code units, got 101',
+      'transactionId must be at most 100 bytes in UTF-8 JSON, escapes included, got 101',
     ],
   ])('rejects a transactionId that is %s', (_case, raw, problem) => {
     expect(problemsOf(validateEntry(raw))).toEqual([problem]);
@@ -75,7 +75,7 @@ describe('validateEntry: orderId', () => {
     [
       '101 characters',
       { ...base, orderId: 'O'.repeat(101) },
-      'orderId must be at most 100 UTF-16 code units, got 101',
+      'orderId must be at most 100 bytes in UTF-8 JSON, escapes included, got 101',
     ],
   ])('rejects an orderId that is %s', (_case, raw, problem) => {
     expect(problemsOf(validateEntry(raw))).toEqual([problem]);
@@ -431,9 +431,29 @@ describe('validation messages a person can act on', () => {
     expect(problem).toBe('data.unitPrice must be a safe integer >= 0 (at most 9007199254740991), got 1e+308');
   });
 
-  it('a length counts UTF-16 code units, and says so next to the characters', () => {
-    const [problem] = problemsOf(validateEntry({ ...VALID.OrderCreated, orderId: '🙂'.repeat(60) }));
-    expect(problem).toBe('orderId must be at most 100 UTF-16 code units, got 120 (60 characters)');
+  it('a length counts the bytes the store writes, UTF-8 JSON with its escapes, and says so next to the characters', () => {
+    const [emoji] = problemsOf(validateEntry({ ...VALID.OrderCreated, orderId: '🙂'.repeat(26) }));
+    expect(emoji).toBe(
+      'orderId must be at most 100 bytes in UTF-8 JSON, escapes included, got 104 (26 characters)',
+    );
+    // JSON writes U+0001 as \u0001 (6 bytes), `"` as \" (2), a lone surrogate as \udXXX (6).
+    const [control] = problemsOf(
+      validateEntry({ ...VALID.OrderCreated, transactionId: '\u0001'.repeat(17) }),
+    );
+    expect(control).toBe(
+      'transactionId must be at most 100 bytes in UTF-8 JSON, escapes included, got 102 (17 characters)',
+    );
+    const [quotes] = problemsOf(
+      validateEntry(withData(VALID.TransactionAdded, { sku: '"'.repeat(51), quantity: 1, unitPrice: 1 })),
+    );
+    expect(quotes).toBe(
+      'data.sku must be at most 100 bytes in UTF-8 JSON, escapes included, got 102 (51 characters)',
+    );
+    const [surrogates] = problemsOf(validateEntry({ ...VALID.OrderCreated, orderId: '\ud800'.repeat(17) }));
+    expect(surrogates).toMatch(/^orderId must be at most 100 bytes .*got 102 \(17 characters\)$/);
+    for (const id of ['🙂'.repeat(25), 'é'.repeat(50), '\u0001'.repeat(16) + 'xxxx', '€'.repeat(33) + 'x']) {
+      expect(valueOf(validateEntry({ ...VALID.OrderCreated, orderId: id })).orderId).toBe(id);
+    }
   });
 
   it('a body starting with a byte-order mark is named, not shown as an invisible character', () => {
@@ -503,7 +523,7 @@ describe('parseLedgerMessage', () => {
       'batchId must be a non-empty string, got nothing',
     ]);
     expect(problemsOf(parseLedgerMessage({ batchId: 'B'.repeat(101), entries }))).toEqual([
-      'batchId must be at most 100 UTF-16 code units, got 101',
+      'batchId must be at most 100 bytes in UTF-8 JSON, escapes included, got 101',
     ]);
   });
 

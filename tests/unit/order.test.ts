@@ -1,6 +1,13 @@
 import { entryDigest } from '../../src/domain/digest';
 import { validateEntry, type Entry } from '../../src/domain/entry';
-import { admit, newOrderState, waitingFor, type OrderState } from '../../src/domain/order';
+import {
+  admit,
+  MAX_CORRELATION_ID_BYTES,
+  MAX_MESSAGE_ID_BYTES,
+  newOrderState,
+  waitingFor,
+  type OrderState,
+} from '../../src/domain/order';
 import { resequence } from '../../src/domain/sequential-convoy';
 import {
   decide,
@@ -739,6 +746,64 @@ describe('admit', () => {
       kind: 'entry',
       entry: entryOf(T2),
       digest: digestOf(T2),
+      properties: {},
+    });
+  });
+
+  it("keeps of the application properties only the ledger's, for a buffered entry and a rejected one's park", () => {
+    const ledgerProperties = { transactionId: 'T-2', sequence: 2, final: false, batchId: 'B-1' };
+    const admitted = admit({
+      ...message(T2),
+      applicationProperties: { ...ledgerProperties, DeadLetterErrorDescription: 'x'.repeat(4096), other: 1 },
+    });
+    expect(admitted).toMatchObject({ kind: 'entry', properties: ledgerProperties });
+    const T4 = rawAdded(4, 'T-4', 1, 1);
+    const buffered = asChange(
+      decide(stateAfter(T1), {
+        ...message(T4),
+        applicationProperties: { ...ledgerProperties, transactionId: 'T-4', sequence: 4, other: 1 },
+      }),
+    );
+    expect(buffered.state.buffered[0].properties).toEqual({
+      ...ledgerProperties,
+      transactionId: 'T-4',
+      sequence: 4,
+    });
+  });
+
+  it('parks invalid a messageId, correlationId or kept property past what an order keeps, naming each, in the bytes JSON writes', () => {
+    expect(MAX_MESSAGE_ID_BYTES).toBe(256);
+    expect(MAX_CORRELATION_ID_BYTES).toBe(1024);
+    const within = {
+      ...message(T2),
+      messageId: 'm'.repeat(256),
+      correlationId: 'é'.repeat(512),
+      applicationProperties: { batchId: 'b'.repeat(100) },
+    };
+    expect(admit(within)).toMatchObject({ kind: 'entry' });
+    expect(
+      admit({
+        ...within,
+        messageId: '\u0001'.repeat(43),
+        correlationId: `${'é'.repeat(512)}x`,
+        applicationProperties: { batchId: '"'.repeat(51), sequence: 2 },
+      }),
+    ).toEqual({
+      kind: 'park',
+      reason: 'invalid',
+      description:
+        'messageId must be at most 256 bytes in UTF-8 JSON, escapes included, got 258 (43 characters); ' +
+        'correlationId must be at most 1024 bytes in UTF-8 JSON, escapes included, got 1025 (513 characters); ' +
+        'applicationProperties.batchId must be at most 100 bytes in UTF-8 JSON, escapes included, got 102 (51 characters)',
+      transactionId: 'T-2',
+    });
+    // A broken body and a broken message value are named together.
+    expect(admit({ ...within, body: { ...T2, sequence: 0 }, messageId: 'm'.repeat(257) })).toMatchObject({
+      kind: 'park',
+      reason: 'invalid',
+      description:
+        'sequence must be an integer >= 1, got 0; messageId must be at most 256 bytes in UTF-8 JSON, escapes included, got 257',
+      transactionId: 'T-2',
     });
   });
 });

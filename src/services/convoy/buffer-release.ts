@@ -37,7 +37,7 @@ export async function releaseBuffered(
       { code: 'order-contention', subject: `the buffer of order ${orderId}` },
     );
     if (released === null) return;
-    await dispatchOutbox(deps, orderId, deps.cache.get(orderId)?.document.outbox ?? null);
+    await dispatchOutbox(deps, deps.cache.get(orderId)?.document);
     if (released.applied.length > 0)
       deps.telemetry.metric('entries.applied', released.applied.length, properties);
   }

@@ -33,12 +33,13 @@ export function orderDocument(
 ): OrderDocument {
   const { state } = decision;
   const added: Outbox = {
+    // Without the order's correlationId, which the header holds once and `dispatchOutbox` adds to
+    // each park: a copy in each would grow the header by up to MAX_CORRELATION_ID_BYTES a park.
     parks: decision.rejected.map((rejection) => ({
       fromQueue: QUEUE.orderTransactions,
       messageId: rejection.messageId,
       sessionId: state.orderId,
       body: rejection.entry,
-      correlationId: correlationId ?? undefined,
       applicationProperties: rejection.properties,
       transactionId: rejection.transactionId,
       reason: 'rejected',
@@ -56,23 +57,24 @@ export function orderDocument(
 }
 
 /**
- * Does the order's pending effects, then removes them from its outbox. Nothing is removed before it
+ * Does the pending effects of the order's header, each park with the order's correlationId, then
+ * removes them from its outbox. Nothing is removed before it
  * is done: when an effect fails the error is thrown, the message is tried again and in the end given
  * back, and the effect stays pending for the next delivery on the order. A delivery whose effects
  * were done but not yet removed does them again, to no harm (both are idempotent).
  */
-export async function dispatchOutbox(
-  deps: OutboxDeps,
-  orderId: string,
-  pending: Outbox | null,
-): Promise<void> {
-  if (pending === null) return;
-  await performOutbox(deps, pending);
-  await clearOutbox(deps, orderId, pending);
+export async function dispatchOutbox(deps: OutboxDeps, header: OrderDocument | undefined): Promise<void> {
+  const pending = header?.outbox ?? null;
+  if (header === undefined || pending === null) return;
+  await performOutbox(deps, pending, header.correlationId);
+  await clearOutbox(deps, header.orderId, pending);
 }
 
-async function performOutbox(deps: OutboxDeps, outbox: Outbox): Promise<void> {
-  await park(deps, outbox.parks);
+async function performOutbox(deps: OutboxDeps, outbox: Outbox, correlationId: string | null): Promise<void> {
+  await park(
+    deps,
+    outbox.parks.map((request) => ({ correlationId: correlationId ?? undefined, ...request })),
+  );
   if (outbox.startFulfillment !== null) {
     await deps.fulfillment.start(outbox.startFulfillment);
     deps.telemetry.event('OrderSubmitted', {

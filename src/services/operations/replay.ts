@@ -108,9 +108,11 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
     messageId: message.messageId,
     sessionId: message.sessionId ?? '',
     body: message.body,
+    correlationId: message.correlationId,
+    applicationProperties: message.applicationProperties,
   });
   if (admitted.kind === 'park') return parkedAs(admitted.reason, admitted.description);
-  const { entry, digest } = admitted;
+  const { entry, digest, properties } = admitted;
   const stored = await orders.read<OrderDocument>(entry.orderId, entry.orderId);
   const state = stored?.document ?? newOrderState(entry.orderId);
   // The entry's own record too: the consumer learns of it from the store's 409, a prediction writes nothing.
@@ -118,7 +120,7 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
     ...recordsNeeded(state, entry),
     entry.transactionId,
   ]);
-  const decision = resequence(state, entry, digest, message.messageId, message.applicationProperties, known);
+  const decision = resequence(state, entry, digest, message.messageId, properties, known);
   switch (decision.kind) {
     case 'park':
       return parkedAs(decision.reason, decision.description);

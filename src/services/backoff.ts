@@ -13,11 +13,12 @@
  * "ServiceBusSessionProcessorOptions.MaxAutoLockRenewalDuration": "the maximum duration within which
  * the lock will be renewed automatically", default 5 minutes; the extension passes its
  * `ServiceBusOptions.MaxAutoLockRenewalDuration` to both, sdk/servicebus/
- * Microsoft.Azure.WebJobs.Extensions.ServiceBus/src/Config/ServiceBusOptions.cs). The budget stays
- * well inside that and inside host.json's `functionTimeout` (00:10:00), so the lock never lapses
- * under a waiting handler and the host never kills it; the embedded host renews the same way.
+ * Microsoft.Azure.WebJobs.Extensions.ServiceBus/src/Config/ServiceBusOptions.cs). A delivery's
+ * deadline (`deadlineMs`) bounds the whole handler inside that: src/adapters/handler-time.ts adds it
+ * up and tests/contract/lock-bound.test.ts holds it to host.json.
  */
 import { failureKindOf } from '../domain/errors';
+import { DeliveryDeadlineError, deliveryDeadline, type Deadline } from './delivery-deadline';
 
 export interface BackoffPolicy {
   /** The first wait after a transient failure. */
@@ -28,28 +29,42 @@ export interface BackoffPolicy {
   maxDelayMs: number;
   /** The most one delivery waits in all; then the failure is thrown and the message given back. */
   budgetMs: number;
+  /**
+   * No attempt, wait or call to a dependency starts later than this after the delivery began (by
+   * the backoff's clock, when it has one): slow attempts shorten the waits, never the other way.
+   */
+  deadlineMs?: number;
 }
 
 /**
  * 1, 2, 4, 8, 16, 30, 30... seconds, 3 minutes in all: an outage of up to 3 minutes is ridden out
- * within one delivery, and with `maxDeliveryCount` 10 one of about 30 minutes before anything
- * dead-letters. 3 minutes leave 2 of the 5 that the host renews the lock for.
+ * within one delivery, and with `maxDeliveryCount` 10 one of 30 minutes before anything
+ * dead-letters, as long as a new role assignment may take to apply (AuthorizationPendingError).
+ * The deadline leaves 20 s for the attempts between the waits; src/adapters/handler-time.ts adds the
+ * bound of the call under way at the deadline and holds the sum below the lock's renewal.
  */
 export const HANDLER_BACKOFF: BackoffPolicy = {
   firstDelayMs: 1_000,
   factor: 2,
   maxDelayMs: 30_000,
   budgetMs: 180_000,
+  deadlineMs: 200_000,
 };
 
 export interface Backoff {
   policy: BackoffPolicy;
   /** Waits `ms` by the app's clock (real time on Azure; the embedded runtime may run it faster). */
   sleep(ms: number): Promise<void>;
+  /**
+   * The app's clock, which holds a delivery to the policy's deadline. Without one (the embedded
+   * runtime, whose calls take no time of the app's clock) a delivery's time is its waits alone, which
+   * the budget bounds: no deadline is kept, and a run does not depend on how fast the machine is.
+   */
+  now?(): number;
 }
 
 export function realTimeBackoff(policy: BackoffPolicy = HANDLER_BACKOFF): Backoff {
-  return { policy, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+  return { policy, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), now: Date.now };
 }
 
 export interface RetryNotice {
@@ -77,25 +92,38 @@ export function backoffDelays(policy: BackoffPolicy): number[] {
 
 /**
  * Runs `attempt` until it succeeds, fails for good (a permanent failure is thrown at once), or the
- * policy's budget is spent (the last transient failure is thrown). `attempt` must be safe to run
- * again: the consumers are idempotent by design.
+ * policy's budget or deadline is spent (the last transient failure is thrown). `attempt` must be
+ * safe to run again: the consumers are idempotent by design. It gets the delivery's deadline, to
+ * hold its calls to (src/services/delivery-deadline.ts, `withinDeadline`).
  */
 export async function rideOut<T>(
   backoff: Backoff,
-  attempt: () => Promise<T>,
+  attempt: (deadline: Deadline) => Promise<T>,
   onRetry?: (notice: RetryNotice) => void,
 ): Promise<T> {
+  const clock = backoff.now?.bind(backoff);
+  const started = clock?.();
+  const deadline = deliveryDeadline(
+    clock === undefined ? undefined : backoff.policy.deadlineMs,
+    () => (clock?.() ?? 0) - (started ?? 0),
+  );
   // Worked out at the first failure: nearly every delivery succeeds at once.
   let delays: number[] | undefined;
   let waitedMs = 0;
+  let lastFailure: unknown;
   for (let failed = 0; ; failed++) {
     try {
-      return await attempt();
+      return await attempt(deadline);
     } catch (error) {
       if (failureKindOf(error) !== 'transient') throw error;
+      // The deadline passed inside an attempt: what failed before it is the reason to give.
+      if (error instanceof DeliveryDeadlineError) throw lastFailure ?? error;
+      lastFailure = error;
       delays ??= backoffDelays(backoff.policy);
       if (failed >= delays.length) throw error;
       const delayMs = delays[failed];
+      // A wait that would end past the deadline could be followed by no attempt.
+      if (delayMs >= deadline.remainingMs()) throw error;
       waitedMs += delayMs;
       onRetry?.({ error, attempt: failed + 1, delayMs, waitedMs });
       await backoff.sleep(delayMs);

@@ -1,9 +1,15 @@
-/** The OrchestrationClient port on the Durable Functions client bound to the current invocation. */
+/**
+ * The OrchestrationClient port on the Durable Functions client bound to the current invocation. Each
+ * call is held to the call bound (src/adapters/handler-time.ts); the client takes no AbortSignal, so
+ * a call past it is given up on, not stopped.
+ */
 import type { InvocationContext } from '@azure/functions';
 import * as df from 'durable-functions';
 import type { DurableClient } from 'durable-functions';
 import { TransientError } from '../../domain/errors';
 import type { OrchestrationClient, OrchestrationRuntimeStatus } from '../../services/ports';
+import { CALL_BOUND_MS } from '../handler-time';
+import { withinCallBound } from './call-bound';
 
 export const durableClientInput = df.input.durableClient();
 
@@ -23,7 +29,9 @@ export function durableOrchestrationClient(context: InvocationContext): Orchestr
   const client = (): DurableClient => (made ??= df.getClient(context));
   const getStatus: OrchestrationClient['getStatus'] = async (instanceId) => {
     try {
-      const status = await client().getStatus(instanceId);
+      const status = await withinCallBound(`status of ${instanceId}`, CALL_BOUND_MS, () =>
+        client().getStatus(instanceId),
+      );
       return {
         instanceId: status.instanceId,
         name: status.name,
@@ -36,6 +44,7 @@ export function durableOrchestrationClient(context: InvocationContext): Orchestr
       };
     } catch (error) {
       if (isNotFound(error)) return undefined;
+      if (error instanceof TransientError) throw error;
       throw unavailable(`status of ${instanceId} unknown`, error);
     }
   };
@@ -46,16 +55,22 @@ export function durableOrchestrationClient(context: InvocationContext): Orchestr
       // submission must not run a second saga. A racing start fails and the redelivery sees it.
       if ((await getStatus(instanceId)) !== undefined) return false;
       try {
-        await client().startNew(name, { instanceId, input });
+        await withinCallBound(`starting ${instanceId}`, CALL_BOUND_MS, () =>
+          client().startNew(name, { instanceId, input }),
+        );
         return true;
       } catch (error) {
+        if (error instanceof TransientError) throw error;
         throw unavailable(`could not start ${instanceId}`, error);
       }
     },
     async raiseEvent(instanceId, eventName, data) {
       try {
-        await client().raiseEvent(instanceId, eventName, data);
+        await withinCallBound(`raising ${eventName} on ${instanceId}`, CALL_BOUND_MS, () =>
+          client().raiseEvent(instanceId, eventName, data),
+        );
       } catch (error) {
+        if (error instanceof TransientError) throw error;
         throw unavailable(`could not raise ${eventName} on ${instanceId}`, error);
       }
     },

@@ -20,8 +20,11 @@ export const FAULT_NAMES = [
   'activityResultLost',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
-/** Outages, `name=seconds` (local/outages.ts): a dependency down for that long, from a seeded moment. */
-export const OUTAGE_NAMES = ['storeOutage', 'sendOutage', 'durableOutage'] as const;
+/**
+ * Outages, `name=seconds` (local/outages.ts): a dependency down for that long, from a seeded moment;
+ * `authorizationDelay`, the app's roles not in effect for that long from the run's start.
+ */
+export const OUTAGE_NAMES = ['storeOutage', 'sendOutage', 'durableOutage', 'authorizationDelay'] as const;
 export type OutageName = (typeof OUTAGE_NAMES)[number];
 /** A probability per fault, a duration in seconds per outage. */
 export type FaultSpec = Partial<Record<FaultName, number> & Record<OutageName, number>>;

@@ -102,7 +102,9 @@ describe('Cosmos adapter failures', () => {
     [500, 'transient', 'store-unavailable'],
     [503, 'transient', 'store-unavailable'],
     [400, 'permanent', 'store-error'],
-    [403, 'permanent', 'store-error'],
+    // The identity refused: a role assignment not in effect yet, waited out (AuthorizationPendingError).
+    [401, 'transient', 'authorization-pending'],
+    [403, 'transient', 'authorization-pending'],
   ])('status %i is a %s failure %s, keeping the original as cause', async (status, kind, code) => {
     const original = cosmosError(status);
     const orders = createCosmosContainer(failingContainer(original), '/orderId');

@@ -1,7 +1,16 @@
 /** The outage faults: how `--faults` reads them, and when a dependency is down. */
-import { TransientError } from '../../src/domain/errors';
+import { AuthorizationPendingError, TransientError } from '../../src/domain/errors';
 import { faultRandom, parseFaults } from '../../local/faults';
-import { createOutage, OUTAGE_START_CALLS, withSendOutage, type AppClock } from '../../local/outages';
+import {
+  createAuthorizationDelay,
+  createOutage,
+  OUTAGE_START_CALLS,
+  withSendAuthorization,
+  withSendOutage,
+  withStoreAuthorization,
+  type AppClock,
+} from '../../local/outages';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import type { OutgoingMessage } from '../../src/services/ports';
 
 function manualClock(): AppClock & { advance(ms: number): void } {
@@ -101,5 +110,57 @@ describe('an outage', () => {
     await sender.send('ledger', [{ messageId: 'B-1', body: {} }]);
     await expect(sender.send('parked', [{ messageId: 'P-1', body: {} }])).rejects.toThrow(TransientError);
     expect(sent).toEqual(['ledger/B-1']);
+  });
+});
+
+describe('authorizationDelay', () => {
+  it('is read like an outage, in seconds', () => {
+    expect(parseFaults('authorizationDelay=600')).toEqual({ authorizationDelay: 600 });
+    expect(() => parseFaults('authorizationDelay=-1')).toThrow(
+      /--faults: authorizationDelay needs a duration in seconds/,
+    );
+  });
+
+  it('refuses from the run’s start, every call, as the Azure adapters classify the SDKs’ refusals', async () => {
+    const clock = manualClock();
+    const delay = createAuthorizationDelay(60, clock);
+    expect(delay.window()).toEqual({ from: 0, until: 60_000 });
+    const sent: string[] = [];
+    const sender = withSendAuthorization({ send: async (queue) => void sent.push(queue) }, delay);
+    const orders = withStoreAuthorization(createEmbeddedStore().container('orders', '/orderId'), delay);
+
+    const refusedSend = await sender.send('parked', []).catch((error: unknown) => error);
+    expect(refusedSend).toBeInstanceOf(AuthorizationPendingError);
+    expect(refusedSend).toMatchObject({
+      role: 'Azure Service Bus Data Sender',
+      resource: 'queue parked of the embedded broker',
+    });
+    for (const call of [
+      () => orders.read('O-1', 'O-1'),
+      () => orders.batch('O-1', [{ op: 'create', document: { id: 'O-1', orderId: 'O-1' } }]),
+    ]) {
+      const refused = await call().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(AuthorizationPendingError);
+      expect(refused).toMatchObject({
+        role: 'Cosmos DB Built-in Data Contributor',
+        resource: 'container orders of database orderpipeline',
+      });
+    }
+    expect(sent).toEqual([]);
+    expect(delay.injected()).toBe(3);
+
+    clock.advance(60_000);
+    await sender.send('parked', []);
+    await expect(orders.read('O-1', 'O-1')).resolves.toBeUndefined();
+    expect(sent).toEqual(['parked']);
+    expect(delay.injected()).toBe(3);
+  });
+
+  it('of 0 s refuses nothing and never opens', async () => {
+    const delay = createAuthorizationDelay(0, manualClock());
+    const sender = withSendAuthorization({ send: async () => undefined }, delay);
+    await sender.send('parked', []);
+    expect(delay.window()).toBeNull();
+    expect(delay.injected()).toBe(0);
   });
 });

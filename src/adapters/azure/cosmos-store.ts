@@ -17,8 +17,7 @@ import type {
 } from '@azure/cosmos';
 import type { TokenCredential } from '@azure/identity';
 import type { Agent } from 'node:https';
-import { PermanentError, TransientError, errorMessage } from '../../domain/errors';
-import type { AppError } from '../../domain/errors';
+import { AppError, PermanentError } from '../../domain/errors';
 import type {
   BatchOperation,
   BatchOperationResult,
@@ -45,8 +44,10 @@ import {
   sortStored,
   withoutServiceFields,
 } from '../document-rules';
-import { ownValue } from '../../domain/own-properties';
 import { checkQueriedFields } from '../indexing-policy';
+import { CALL_BOUND_MS, COSMOS_REQUEST_TIMEOUT_MS, COSMOS_RETRY_OPTIONS } from '../handler-time';
+import { withinCallBound } from './call-bound';
+import { contributorRoleOn, statusOf, storeFailure, type CosmosRoleNeeded } from './cosmos-failures';
 
 export interface CosmosClientSettings {
   /** `https://<account>.documents.azure.com:443/`, or the test server's address. */
@@ -65,80 +66,15 @@ export function createCosmosClient(settings: CosmosClientSettings): CosmosClient
   }
   return new CosmosClient({
     endpoint: settings.endpoint,
+    // Each request and its throttling retries bounded, so that one call's worst case is known
+    // (src/adapters/handler-time.ts).
+    connectionPolicy: {
+      requestTimeout: COSMOS_REQUEST_TIMEOUT_MS,
+      retryOptions: { ...COSMOS_RETRY_OPTIONS },
+    },
     ...(settings.credential !== undefined ? { aadCredentials: settings.credential } : { key: settings.key }),
     ...(settings.agent !== undefined ? { agent: settings.agent } : {}),
   });
-}
-
-// Statuses Cosmos documents as "retry later". The SDK has already retried 429, 449 and some 503s by
-// the time they reach us; a later delivery may still succeed, so they stay transient. 500 counts as
-// transient too: retrying an unknown service fault costs a delivery, parking the message costs an order.
-const THROTTLED_STATUSES: ReadonlySet<number> = new Set([429]);
-const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([408, 449, 500, 503]);
-const NETWORK_CODES: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'ESOCKETTIMEDOUT',
-  'EPIPE',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'TimeoutError',
-]);
-// `items.batch` rethrows every failure as a plain Error carrying only the message, so the status and
-// the network code are lost; these messages are all that is left to tell the transient ones apart.
-const TRANSIENT_BATCH_MESSAGE =
-  /ECONNRESET|ECONNREFUSED|ECONNABORTED|ETIMEDOUT|EAI_AGAIN|EPIPE|timeout|unavailable/i;
-const THROTTLED_BATCH_MESSAGE = /request rate is large|too many requests/i;
-
-function fieldOf(value: unknown, field: string): unknown {
-  return typeof value === 'object' && value !== null
-    ? ownValue(value as Record<string, unknown>, field)
-    : undefined;
-}
-
-/** The HTTP status of an `ErrorResponse` (its `code`), or undefined for anything else. */
-function statusOf(error: unknown): number | undefined {
-  const code = fieldOf(error, 'code');
-  if (typeof code === 'number') return code;
-  const statusCode = fieldOf(error, 'statusCode');
-  return typeof statusCode === 'number' ? statusCode : undefined;
-}
-
-/** Network errors arrive as a RestError or nested as a `cause`; look a few levels down. */
-function networkCodeOf(error: unknown): string | undefined {
-  let current = error;
-  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth += 1) {
-    const code = fieldOf(current, 'code');
-    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
-    if (fieldOf(current, 'name') === 'AbortError') return 'AbortError';
-    current = fieldOf(current, 'cause');
-  }
-  return undefined;
-}
-
-function failureCode(error: unknown, message: string, action: string): string | undefined {
-  const status = statusOf(error);
-  if (status !== undefined) {
-    if (THROTTLED_STATUSES.has(status)) return 'store-throttled';
-    return UNAVAILABLE_STATUSES.has(status) ? 'store-unavailable' : undefined;
-  }
-  if (networkCodeOf(error) !== undefined) return 'store-unavailable';
-  if (action !== 'batch') return undefined;
-  if (THROTTLED_BATCH_MESSAGE.test(message)) return 'store-throttled';
-  return TRANSIENT_BATCH_MESSAGE.test(message) ? 'store-unavailable' : undefined;
-}
-
-function storeFailure(error: unknown, action: string): AppError {
-  const message = errorMessage(error);
-  const reason = statusOf(error) ?? networkCodeOf(error);
-  const description = `Cosmos ${action} failed${reason === undefined ? '' : ` (${reason})`}: ${message}`;
-  const transientCode = failureCode(error, message, action);
-  return transientCode === undefined
-    ? new PermanentError('store-error', description, { cause: error })
-    : new TransientError(transientCode, description, { cause: error });
 }
 
 /** A JSON copy: the caller's object is never handed to the SDK, which may add fields to it. */
@@ -149,8 +85,10 @@ function toJson(document: Document): JSONObject {
   return JSON.parse(text) as JSONObject;
 }
 
-function ifMatchOptions(ifMatch: string | undefined): RequestOptions {
-  return ifMatch === undefined ? {} : { accessCondition: { type: 'IfMatch', condition: ifMatch } };
+function requestOptions(ifMatch: string | undefined, abortSignal: AbortSignal): RequestOptions {
+  return ifMatch === undefined
+    ? { abortSignal }
+    : { accessCondition: { type: 'IfMatch', condition: ifMatch }, abortSignal };
 }
 
 function storedOf<T extends Document>(resource: unknown): Stored<T> {
@@ -217,12 +155,26 @@ function batchResultOf(response: OperationResponse): BatchOperationResult {
   return { status: response.statusCode, etag, document };
 }
 
-/** Runs one SDK call for which every failure is a failure (no status is an expected result). */
-async function request<R>(action: string, call: () => Promise<R>): Promise<R> {
+/** How a container's calls fail: the role a refused identity lacks, and how long a call may take. */
+interface CallPolicy {
+  needs(): CosmosRoleNeeded;
+  callBoundMs: number;
+}
+
+/**
+ * Runs one SDK call, held to the call bound (its AbortSignal fires there), for which every failure is
+ * a failure. An AppError (the bound given up on) is the app's own already.
+ */
+async function request<R>(
+  policy: CallPolicy,
+  action: string,
+  call: (abortSignal: AbortSignal) => Promise<R>,
+): Promise<R> {
   try {
-    return await call();
+    return await withinCallBound(`Cosmos ${action}`, policy.callBoundMs, call);
   } catch (error) {
-    throw storeFailure(error, action);
+    if (error instanceof AppError) throw error;
+    throw storeFailure(error, action, policy.needs());
   }
 }
 
@@ -230,17 +182,19 @@ async function request<R>(action: string, call: () => Promise<R>): Promise<R> {
 type Sent<R, S extends number> = { response: R; status?: undefined } | { status: S };
 
 async function send<R, S extends number>(
+  policy: CallPolicy,
   action: string,
-  call: () => Promise<R>,
+  call: (abortSignal: AbortSignal) => Promise<R>,
   expected: readonly S[],
 ): Promise<Sent<R, S>> {
   try {
-    return { response: await call() };
+    return { response: await withinCallBound(`Cosmos ${action}`, policy.callBoundMs, call) };
   } catch (error) {
+    if (error instanceof AppError) throw error;
     const status = statusOf(error);
     const known = expected.find((candidate) => candidate === status);
     if (known !== undefined) return { status: known };
-    throw storeFailure(error, action);
+    throw storeFailure(error, action, policy.needs());
   }
 }
 
@@ -251,6 +205,13 @@ export interface CosmosContainerOptions {
    * as the embedded store refuses it. Undefined: any field.
    */
   queriedFields?: readonly string[];
+  /** The most one call may take; `CALL_BOUND_MS` unless a test shortens it. */
+  callBoundMs?: number;
+}
+
+/** The container's database, for naming where a missing role belongs. */
+function databaseOf(container: Container): string {
+  return (container.database as { id?: string } | undefined)?.id ?? 'the database';
 }
 
 export function createCosmosContainer(
@@ -259,6 +220,10 @@ export function createCosmosContainer(
   containerOptions: CosmosContainerOptions = {},
 ): DocumentContainer {
   const keyField = partitionKeyField(partitionKeyPath);
+  const policy: CallPolicy = {
+    needs: () => contributorRoleOn(databaseOf(container), container.id),
+    callBoundMs: containerOptions.callBoundMs ?? CALL_BOUND_MS,
+  };
 
   return {
     name: container.id,
@@ -267,7 +232,12 @@ export function createCosmosContainer(
     async create(document: Document): Promise<CreateResult> {
       checkDocument(document, keyField);
       const json = toJson(document);
-      const sent = await send('create', () => container.items.create(json), [409]);
+      const sent = await send(
+        policy,
+        'create',
+        (abortSignal) => container.items.create(json, { abortSignal }),
+        [409],
+      );
       return sent.status === undefined
         ? { status: 201, etag: etagOf(sent.response) }
         : { status: sent.status };
@@ -277,7 +247,12 @@ export function createCosmosContainer(
       checkPartitionKey(partitionKey);
       checkId(id);
       // SDK 4 reports a missing item as statusCode 404 without throwing; older ones threw.
-      const sent = await send('read', () => container.item(id, partitionKey).read<ItemDefinition>(), [404]);
+      const sent = await send(
+        policy,
+        'read',
+        (abortSignal) => container.item(id, partitionKey).read<ItemDefinition>({ abortSignal }),
+        [404],
+      );
       if (sent.status !== undefined || sent.response.statusCode === 404) return undefined;
       return storedOf<T>(sent.response.resource);
     },
@@ -286,8 +261,12 @@ export function createCosmosContainer(
       const partitionKey = checkDocument(document, keyField);
       const json = toJson(document);
       const sent = await send(
+        policy,
         'replace',
-        () => container.item(document.id, partitionKey).replace(json, ifMatchOptions(options.ifMatch)),
+        (abortSignal) =>
+          container
+            .item(document.id, partitionKey)
+            .replace(json, requestOptions(options.ifMatch, abortSignal)),
         [404, 412],
       );
       return sent.status === undefined
@@ -299,8 +278,9 @@ export function createCosmosContainer(
       checkDocument(document, keyField);
       const json = toJson(document);
       const sent = await send(
+        policy,
         'upsert',
-        () => container.items.upsert(json, ifMatchOptions(options.ifMatch)),
+        (abortSignal) => container.items.upsert(json, requestOptions(options.ifMatch, abortSignal)),
         [412],
       );
       if (sent.status !== undefined) return { status: sent.status };
@@ -311,8 +291,10 @@ export function createCosmosContainer(
       checkPartitionKey(partitionKey);
       checkId(id);
       const sent = await send(
+        policy,
         'delete',
-        () => container.item(id, partitionKey).delete(ifMatchOptions(options.ifMatch)),
+        (abortSignal) =>
+          container.item(id, partitionKey).delete(requestOptions(options.ifMatch, abortSignal)),
         [404, 412],
       );
       return sent.status === undefined ? { status: 204 } : { status: sent.status };
@@ -327,7 +309,9 @@ export function createCosmosContainer(
       );
       const inputs = operations.map((operation) => operationInput(operation, partitionKey));
       // The SDK does not throw when an operation fails: each result carries its own status.
-      const response = await request('batch', () => container.items.batch(inputs, partitionKey));
+      const response = await request(policy, 'batch', (abortSignal) =>
+        container.items.batch(inputs, partitionKey, { abortSignal }),
+      );
       const responses: OperationResponse[] | undefined = response.result;
       if (!Array.isArray(responses) || responses.length !== operations.length) {
         throw new PermanentError(
@@ -355,9 +339,13 @@ export function createCosmosContainer(
         parameters.push({ name: `@p${index}`, value });
       });
       const query = `SELECT * FROM c${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`;
-      const options = partitionKey === undefined ? {} : { partitionKey };
-      const { resources } = await request('query', () =>
-        container.items.query<unknown>({ query, parameters }, options).fetchAll(),
+      const { resources } = await request(policy, 'query', (abortSignal) =>
+        container.items
+          .query<unknown>(
+            { query, parameters },
+            partitionKey === undefined ? { abortSignal } : { partitionKey, abortSignal },
+          )
+          .fetchAll(),
       );
       return sortStored(
         resources.map((resource) => storedOf<T>(resource)),

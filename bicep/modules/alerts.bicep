@@ -1,5 +1,6 @@
 // Alerts that tell a person when a message needs them: anything dead-lettered (transient failures
-// that never cleared), anything parked (CONTRACTS 1.3), and a saga waiting in needs-attention.
+// that never cleared), anything parked (CONTRACTS 1.3), a saga waiting in needs-attention, and the
+// app waiting for a role for longer than a role assignment takes to apply.
 
 param namePrefix string
 param location string
@@ -148,6 +149,65 @@ resource sagaNeedsAttention 'Microsoft.Insights/scheduledQueryRules@2023-12-01' 
         {
           query: 'customEvents | where name == "Alert.SagaNeedsAttention"'
           timeAggregation: 'Count'
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: false
+    actions: {
+      actionGroups: [
+        actionGroup.id
+      ]
+    }
+  }
+}
+
+// The handlers wait out a role not in effect yet (AuthorizationPendingError), raising this event once
+// a delivery with the role and the resource. A new assignment applies within 30 minutes (Microsoft
+// Learn, "Authorize access to blobs using Microsoft Entra ID": "Azure role assignments can take up to
+// 30 minutes to propagate"); waiting for the same role for longer means it is missing. One alert per
+// role and resource, naming them.
+resource authorizationPending 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-authorization-pending'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: '${namePrefix}: waiting for a role for over 30 minutes'
+    description: 'The app has been refused by Service Bus or Cosmos DB for over 30 minutes: its identity lacks the role the role dimension names, on the resource dimension. Assign it (bicep/modules/roles.bicep), then replay what was dead-lettered (docs/deploy.md).'
+    severity: 1
+    enabled: true
+    scopes: [
+      appInsightsId
+    ]
+    evaluationFrequency: 'PT15M'
+    windowSize: 'PT1H'
+    criteria: {
+      allOf: [
+        {
+          query: 'customEvents | where name == "AuthorizationPending" | extend role = tostring(customDimensions.role), resource = tostring(customDimensions.resource) | summarize waited = max(timestamp) - min(timestamp) by role, resource | where waited > 30m'
+          timeAggregation: 'Count'
+          dimensions: [
+            {
+              name: 'role'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'resource'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
           operator: 'GreaterThan'
           threshold: 0
           failingPeriods: {

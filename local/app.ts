@@ -45,10 +45,13 @@ import type { RegisteredFunction } from './worker/core';
 import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
 import type { AccountInput } from './entry-account';
 import {
+  createAuthorizationDelay,
   createOutage,
   scaledClock,
+  withSendAuthorization,
   withSendOutage,
   withStartOutage,
+  withStoreAuthorization,
   withStoreOutage,
   type AppClock,
   type Outage,
@@ -140,7 +143,10 @@ export interface EmbeddedApp {
   durable: DurableDriver;
   /** Order ids whose fulfillment was requested, in request order (repeats included). */
   submitted: string[];
-  /** The outages asked for (`storeOutage`, `sendOutage`, `durableOutage`), to see when each was down. */
+  /**
+   * The outages asked for (`storeOutage`, `sendOutage`, `durableOutage`, `authorizationDelay`), to see
+   * when each was down.
+   */
   outages: Outage[];
   /** The convoy's clock: the outages' windows and the handlers' backoff run on it. */
   convoyClock: AppClock;
@@ -195,15 +201,22 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const backoff: Backoff = { policy: options.handlerBackoff ?? HANDLER_BACKOFF, sleep: convoyClock.sleep };
   const outage = (name: 'storeOutage' | 'sendOutage' | 'durableOutage'): Outage =>
     createOutage(name, faults[name] ?? 0, faultRandom(seed, name), convoyClock);
-  const outages = [outage('storeOutage'), outage('sendOutage'), outage('durableOutage')];
+  const authorization = createAuthorizationDelay(faults.authorizationDelay ?? 0, convoyClock);
+  const outages = [outage('storeOutage'), outage('sendOutage'), outage('durableOutage'), authorization];
   const [storeOutage, sendOutage, durableOutage] = outages;
-  const faultyOrders = withStoreOutage(
-    withTransientFaults(instrumentedOrders, faults.transient ?? 0, keyedRandom(seed, 'transient')),
-    storeOutage,
+  const faultyOrders = withStoreAuthorization(
+    withStoreOutage(
+      withTransientFaults(instrumentedOrders, faults.transient ?? 0, keyedRandom(seed, 'transient')),
+      storeOutage,
+    ),
+    authorization,
   );
   const producer = withReorderFaults(broker, faults.reorder ?? 0, keyedRandom(seed, 'reorder'));
   const outageQueues = [QUEUE.orderTransactions, QUEUE.parked];
-  const sender: MessageSender = withSendOutage(producer, sendOutage, outageQueues);
+  const sender: MessageSender = withSendAuthorization(
+    withSendOutage(producer, sendOutage, outageQueues),
+    authorization,
+  );
   const telemetry = createRecordingTelemetry({ keepRecords: options.keepTelemetryRecords });
   const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
   const cache = createOrderCache(options.orderCacheCapacity);
@@ -259,7 +272,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
         orderTransactions(
           (context) => ({
             orders: faultyOrders,
-            sender: withSendOutage(broker, sendOutage, outageQueues),
+            sender: withSendAuthorization(withSendOutage(broker, sendOutage, outageQueues), authorization),
             telemetry: functionTelemetry,
             cache,
             fulfillment: fulfillmentFor(context),

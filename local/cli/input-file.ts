@@ -181,27 +181,34 @@ export function* readInputFile(
 }
 
 /**
- * Lines that reuse an earlier line's `messageId` with other content: the ledger queue's duplicate
- * detection (docs/messages.md) drops them without a word, so the loader says so. Exact repeats are not
- * named: dropping them loses nothing.
+ * A line that reuses an earlier line's `messageId` with another body: the `ledger` queue's duplicate
+ * detection would drop it without a word (it compares messageIds alone, within its window: Microsoft
+ * Learn, "Duplicate detection", https://learn.microsoft.com/azure/service-bus-messaging/duplicate-detection),
+ * and its entries with it, which no account could then call applied, duplicate, parked, buffered or
+ * dead-lettered. So it is refused, naming both lines, before anything is sent. An exact repeat (the
+ * same body, a producer's retry) loses nothing: it is sent, with a warning that the broker drops it.
  */
 export function messageIdReuse(): (message: InputLine) => string | undefined {
-  // Each first use is remembered by its content's SHA-256, not the content: the check reads a large
-  // input one line at a time and must not keep it.
-  const first = new Map<string, { where: string; content: string }>();
+  // Each first use is remembered by its body's SHA-256, not the body: the check reads a large input
+  // one line at a time and must not keep it.
+  const first = new Map<string, { where: string; body: string }>();
   return (message) => {
-    const content = createHash('sha256')
-      .update(`${message.sessionId}\n${JSON.stringify(message.body)}`)
-      .digest('base64');
+    const body = createHash('sha256').update(JSON.stringify(message.body)).digest('base64');
     const earlier = first.get(message.messageId);
     if (earlier === undefined) {
-      first.set(message.messageId, { where: message.where, content });
+      first.set(message.messageId, { where: message.where, body });
       return undefined;
     }
-    if (earlier.content === content) return undefined;
+    if (earlier.body !== body) {
+      throw new UsageError(
+        `${message.where}: messageId ${message.messageId} was already used at ${earlier.where} with another body; ` +
+          "the ledger queue's duplicate detection would drop this message and its entries without a word: " +
+          'give a changed batch a new messageId',
+      );
+    }
     return (
-      `${message.where}: messageId ${message.messageId} was already used at ${earlier.where} with other ` +
-      "content; the broker's duplicate detection will drop this message: give a changed batch a new messageId"
+      `${message.where} repeats ${earlier.where} exactly (messageId ${message.messageId}): the ledger queue's ` +
+      'duplicate detection drops it, and its entries count as duplicates'
     );
   };
 }
@@ -223,10 +230,10 @@ export function surveyInputFile(
   const check = messageIdReuse();
   const survey: InputSurvey = { ledgerMessages: 0, entries: 0, warnings: [] };
   for (const message of readInputFile(path, name, maxMessageBytes, what)) {
-    survey.ledgerMessages += 1;
-    survey.entries += entryCount(message.body);
     const warning = check(message);
     if (warning !== undefined) survey.warnings.push(warning);
+    survey.ledgerMessages += 1;
+    survey.entries += entryCount(message.body);
   }
   return survey;
 }

@@ -1,5 +1,5 @@
 /** The `npm start` command (docs/cli.md), through `main` as the CLI entry point calls it. */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { main } from '../../local/cli/start';
 import { captureCli } from '../support/cli';
@@ -362,7 +362,7 @@ describe('npm start (main)', () => {
     expect(readReport(join(cli.dir, 'bom.json')).orders.length).toBeGreaterThan(0);
   });
 
-  it('a ledger messageId reused with other content: the loader warns, naming both lines', async () => {
+  it('a ledger messageId reused with another body: refused before the run, naming both lines', async () => {
     const line = (batchId: string, transactionId: string): string =>
       JSON.stringify({
         messageId: 'B-1',
@@ -384,12 +384,24 @@ describe('npm start (main)', () => {
       'reused.ndjson',
       [line('B-1', 'T-1'), line('B-1', 'T-1'), line('B-1', 'T-9')].join('\n'),
     );
-    expect(await main(['--input', input, '--quiet'])).toBe(0);
-    const warnings = cli.stderr.join('').trimEnd().split('\n');
-    expect(warnings).toEqual([
-      `warning: ${input}:3: messageId B-1 was already used at ${input}:1 with other content; ` +
-        "the broker's duplicate detection will drop this message: give a changed batch a new messageId",
-    ]);
+    const reportPath = join(cli.dir, 'reused.json');
+    expect(await main(['--input', input, '--report', reportPath, '--quiet'])).toBe(2);
+    expect(cli.stderr.join('')).toBe(
+      `${input}:3: messageId B-1 was already used at ${input}:1 with another body; the ledger queue's ` +
+        'duplicate detection would drop this message and its entries without a word: give a changed ' +
+        'batch a new messageId\n',
+    );
+    expect(existsSync(reportPath)).toBe(false);
+
+    // An exact repeat (line 2) loses nothing: it runs, said even under --quiet, and its entry is a duplicate.
+    cli.stderr.length = 0;
+    const repeated = file('repeated.ndjson', [line('B-1', 'T-1'), line('B-1', 'T-1')].join('\n'));
+    expect(await main(['--input', repeated, '--report', reportPath, '--quiet'])).toBe(0);
+    expect(cli.stderr.join('')).toBe(
+      `warning: ${repeated}:2 repeats ${repeated}:1 exactly (messageId B-1): the ledger queue's ` +
+        'duplicate detection drops it, and its entries count as duplicates\n',
+    );
+    expect(readReport(reportPath).stats.account).toMatchObject({ entries: 2, applied: 1, duplicate: 1 });
   });
 
   it('exit 0 on an input full of bad bodies: each parked, whole or entry by entry', async () => {

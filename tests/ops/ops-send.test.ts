@@ -103,11 +103,11 @@ describe('npm run ops -- send', () => {
     expect((await viaOps.report()).parked).toEqual((await viaStart.report()).parked);
   });
 
-  it('prints the count as JSON, warns of a reused messageId, and gives a line without sessionId to main', async () => {
-    const path = file('reuse.ndjson', [
+  it('prints the count as JSON, warns of an exact repeat it sends, and gives a line without sessionId to main', async () => {
+    const path = file('repeat.ndjson', [
       line('B-1', { batchId: 'B-1', entries: [] }, 'S-1'),
       '',
-      line('B-1', { batchId: 'B-1', entries: 'other' }),
+      line('B-1', { batchId: 'B-1', entries: [] }),
     ]);
     const sender = recording();
     const result = await send(sender, ['send', path, '--json']);
@@ -117,9 +117,9 @@ describe('npm run ops -- send', () => {
       queue: 'ledger',
       sent: 2,
       entries: 0,
-      warnings: [expect.stringContaining(`${path}:3: messageId B-1 was already used at ${path}:1`)],
+      warnings: [expect.stringContaining(`${path}:3 repeats ${path}:1 exactly (messageId B-1)`)],
     });
-    expect(result.stderr).toMatch(/^warning: .*duplicate detection will drop this message/);
+    expect(result.stderr).toMatch(/^warning: .*duplicate detection drops it/);
     expect(sender.calls[0].messages.map((message) => message.sessionId)).toEqual(['S-1', 'main']);
   });
 
@@ -132,6 +132,11 @@ describe('npm run ops -- send', () => {
       [['{"messageId": "B-1"}'], ':1: body is missing'],
       [[line('x'.repeat(129), {})], ':1: messageId is 129 characters, over the broker'],
       [[line('B-big', { pad: 'x'.repeat(300_000) })], ':1: message B-big is about'],
+      // Duplicate detection would drop it without a word: lost, though the send succeeds.
+      [
+        [good, line('B-2', {}), line('B-1', { batchId: 'B-1', entries: 'other' })],
+        ':3: messageId B-1 was already used at',
+      ],
     ];
     for (const [lines, problem] of refusals) {
       const sender = recording();

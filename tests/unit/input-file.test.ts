@@ -94,15 +94,37 @@ describe('readInputFile and surveyInputFile', () => {
     ]);
   });
 
-  test('the survey counts messages and entries and warns of a reused id with other content only', () => {
-    const path = fileOf(content);
+  test('the survey counts messages and entries, and warns of an exact repeat of a messageId', () => {
+    const path = fileOf(
+      content
+        .split('\r\n')
+        .filter((text) => !text.includes('"entries":[]'))
+        .join('\n'),
+    );
     expect(surveyInputFile(path, 'in.ndjson')).toEqual({
-      ledgerMessages: 5,
+      ledgerMessages: 4,
       entries: 7,
       warnings: [
-        "in.ndjson:4: messageId m1 was already used at in.ndjson:1 with other content; the broker's " +
-          'duplicate detection will drop this message: give a changed batch a new messageId',
+        "in.ndjson:5 repeats in.ndjson:1 exactly (messageId m1): the ledger queue's duplicate detection " +
+          'drops it, and its entries count as duplicates',
       ],
+    });
+  });
+
+  test('a messageId reused with another body is refused, naming both lines: duplicate detection would drop it', () => {
+    const path = fileOf(content);
+    expect(() => surveyInputFile(path, 'in.ndjson')).toThrow(
+      new UsageError(
+        'in.ndjson:4: messageId m1 was already used at in.ndjson:1 with another body; the ledger ' +
+          "queue's duplicate detection would drop this message and its entries without a word: give a " +
+          'changed batch a new messageId',
+      ),
+    );
+    // The body alone counts, as for the broker: the same body on another session is an exact repeat.
+    const otherSession = fileOf([line('m1', { entries: [] }), line('m1', { entries: [] }, 'S-9')].join('\n'));
+    expect(surveyInputFile(otherSession, 'in.ndjson')).toMatchObject({
+      ledgerMessages: 2,
+      warnings: [expect.stringContaining('in.ndjson:2 repeats in.ndjson:1 exactly')],
     });
   });
 

@@ -52,8 +52,9 @@ line's messageId, sessionId (main when absent, as npm start sends it) and body.
 The file is checked whole first, with npm start's reader and checks: each line a JSON object with a
 non-empty messageId, sessionId a non-empty string when present, a body; ids of at most 128 characters;
 each message within SERVICE_BUS_MAX_MESSAGE_BYTES (default 262144, Standard). One unusable line
-refuses the file, naming the line and field, and nothing is sent. A line reusing an earlier line's
-messageId with other content is warned about: duplicate detection would drop it.
+refuses the file, naming the line and field, and nothing is sent; so does a line reusing an earlier
+line's messageId with another body, which duplicate detection would drop without a word. A line
+repeating an earlier one exactly is sent, and warned about: duplicate detection drops it.
 
 Settings, from the environment: ServiceBusConnection__fullyQualifiedNamespace (required),
 SERVICE_BUS_MAX_MESSAGE_BYTES, AZURE_CLIENT_ID; sign-in with DefaultAzureCredential (e.g. az login),

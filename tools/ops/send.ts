@@ -18,7 +18,7 @@ export interface SendReport {
   sent: number;
   /** The entries they carry, as `npm start` counts them. */
   entries: number;
-  /** Lines reusing an earlier line's messageId with other content: duplicate detection drops them. */
+  /** Lines repeating an earlier line exactly (messageId and body): duplicate detection drops them. */
   warnings: string[];
 }
 

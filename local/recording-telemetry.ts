@@ -2,13 +2,31 @@
  * Telemetry that keeps what it is given, in memory: the embedded runtime's, the bench's and the tests'
  * sink, where the app on Azure sends its telemetry to Application Insights (src/adapters/telemetry.ts).
  */
+import { trace as otelTrace } from '@opentelemetry/api';
 import type { Telemetry, TelemetryProperties, TraceLevel } from '../src/services/ports';
+
+/**
+ * `traceId`: the trace of the span active when it was written, when one was (a run with `--traces`),
+ * as the log record Application Insights gets carries it (src/adapters/telemetry.ts).
+ */
+export interface RecordedEvent {
+  name: string;
+  properties: TelemetryProperties;
+  traceId?: string;
+}
+
+export interface RecordedTrace {
+  level: TraceLevel;
+  message: string;
+  properties: TelemetryProperties;
+  traceId?: string;
+}
 
 export interface RecordedTelemetry extends Telemetry {
   /** Sum of every metric's values by name, e.g. `entries.applied`. */
   readonly totals: Map<string, number>;
-  readonly events: Array<{ name: string; properties: TelemetryProperties }>;
-  readonly traces: Array<{ level: TraceLevel; message: string; properties: TelemetryProperties }>;
+  readonly events: RecordedEvent[];
+  readonly traces: RecordedTrace[];
   total(name: string, where?: (properties: TelemetryProperties) => boolean): number;
 }
 
@@ -32,22 +50,27 @@ function pushBounded<T>(records: T[], record: T, limit: number): void {
   if (records.length > 2 * limit) records.splice(0, records.length - limit);
 }
 
+function inActiveTrace(): { traceId?: string } {
+  const context = otelTrace.getActiveSpan()?.spanContext();
+  return context !== undefined && otelTrace.isSpanContextValid(context) ? { traceId: context.traceId } : {};
+}
+
 export function createRecordingTelemetry(options: RecordingOptions = {}): RecordedTelemetry {
   const keep = options.keepRecords ?? true;
   const limit = keep ? Infinity : Math.max(0, options.tail ?? TELEMETRY_TAIL);
   const totals = new Map<string, number>();
   const metrics: Array<{ name: string; value: number; properties: TelemetryProperties }> = [];
-  const events: Array<{ name: string; properties: TelemetryProperties }> = [];
-  const traces: Array<{ level: TraceLevel; message: string; properties: TelemetryProperties }> = [];
+  const events: RecordedEvent[] = [];
+  const traces: RecordedTrace[] = [];
   return {
     totals,
     events,
     traces,
     trace(level, message, properties = {}) {
-      if (limit > 0) pushBounded(traces, { level, message, properties }, limit);
+      if (limit > 0) pushBounded(traces, { level, message, properties, ...inActiveTrace() }, limit);
     },
     event(name, properties = {}) {
-      if (limit > 0) pushBounded(events, { name, properties }, limit);
+      if (limit > 0) pushBounded(events, { name, properties, ...inActiveTrace() }, limit);
     },
     metric(name, value, properties = {}) {
       totals.set(name, (totals.get(name) ?? 0) + value);

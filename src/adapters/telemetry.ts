@@ -1,26 +1,34 @@
 /**
- * The Telemetry port: Application Insights on Azure when its connection string is set (docs/architecture.md
- * decision 6), a recording one in the embedded runtime whose counts feed the run's report.
+ * The Telemetry port. On Azure, when the Application Insights connection string is set
+ * (docs/architecture.md decision 6), OpenTelemetry: spans through the tracer provider of
+ * ./tracing.ts, traces and events as log records (an event is a log record with
+ * `microsoft.custom_event.name`, which the exporter sends to `customEvents`), metrics as counters
+ * (`customMetrics`, delta sums), each exported by `@azure/monitor-opentelemetry-exporter`
+ * (Microsoft Learn "Use OpenTelemetry with Azure Functions", JavaScript; the exporter's README).
+ * A log record carries the span active when it was written, so it lands in that span's trace: the
+ * order's. Without a connection string the console; in the embedded runtime a recording one
+ * (local/recording-telemetry.ts).
  */
 import type { TokenCredential } from '@azure/identity';
-import type { Telemetry, TelemetryProperties } from '../services/ports';
+import { SeverityNumber } from '@opentelemetry/api-logs';
+import type { Counter } from '@opentelemetry/api';
+import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from '@opentelemetry/sdk-logs';
+import {
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Telemetry, TelemetryProperties, TraceLevel } from '../services/ports';
 import { setOwn } from '../domain/own-properties';
+import { serviceResource, startTracing } from './tracing';
 
-/** What the adapter needs of `applicationinsights`' TelemetryClient; tests hand in a recorder. */
-export interface TelemetrySink {
-  trackTrace(trace: {
-    message: string;
-    severity: 'Information' | 'Warning' | 'Error';
-    properties: Record<string, string>;
-  }): void;
-  trackEvent(event: { name: string; properties: Record<string, string> }): void;
-  trackMetric(metric: { name: string; value: number; properties: Record<string, string> }): void;
-}
+type AttributeValue = string | number | boolean;
 
-function stringProperties(properties: TelemetryProperties | undefined): Record<string, string> {
-  const result: Record<string, string> = {};
+function attributesOf(properties: TelemetryProperties | undefined): Record<string, AttributeValue> {
+  const result: Record<string, AttributeValue> = {};
   for (const [key, value] of Object.entries(properties ?? {})) {
-    if (value !== undefined && value !== null) setOwn(result, key, String(value));
+    if (value !== undefined && value !== null) setOwn(result, key, value);
   }
   return result;
 }
@@ -28,65 +36,139 @@ function stringProperties(properties: TelemetryProperties | undefined): Record<s
 /** Each distinct value of a metric dimension makes a series: ids belong on traces and events. */
 const METRIC_DIMENSIONS = new Set(['reason', 'queue', 'operation', 'outcome']);
 
-function metricDimensions(properties: TelemetryProperties | undefined): Record<string, string> {
+function metricDimensions(properties: TelemetryProperties | undefined): Record<string, AttributeValue> {
   return Object.fromEntries(
-    Object.entries(stringProperties(properties)).filter(([key]) => METRIC_DIMENSIONS.has(key)),
+    Object.entries(attributesOf(properties)).filter(([key]) => METRIC_DIMENSIONS.has(key)),
   );
 }
 
-const SEVERITY = { information: 'Information', warning: 'Warning', error: 'Error' } as const;
+const SEVERITY: Record<TraceLevel, { severityNumber: SeverityNumber; severityText: string }> = {
+  information: { severityNumber: SeverityNumber.INFO, severityText: 'Information' },
+  warning: { severityNumber: SeverityNumber.WARN, severityText: 'Warning' },
+  error: { severityNumber: SeverityNumber.ERROR, severityText: 'Error' },
+};
 
-function applicationInsightsClient(
-  connectionString: string,
-  credential: TokenCredential | undefined,
-): TelemetrySink {
-  // Loaded on demand: the package starts OpenTelemetry machinery as soon as it is loaded.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { TelemetryClient } = require('applicationinsights') as typeof import('applicationinsights');
-  const client = new TelemetryClient(connectionString);
-  // Local auth is off on the Application Insights resource (Bicep): ingestion needs an Entra token.
-  if (credential !== undefined) client.config.aadTokenCredential = credential;
-  return client;
+/**
+ * The log attribute that makes a log record a custom event in Application Insights
+ * (`ApplicationInsightsCustomEventName` of the exporter's `utils/constants/applicationinsights`).
+ */
+export const CUSTOM_EVENT_NAME = 'microsoft.custom_event.name';
+
+/** Where each signal is exported to: Azure Monitor on Azure, in-memory exporters in tests. */
+export interface TelemetryExporters {
+  spans: SpanExporter;
+  logs: LogRecordExporter;
+  metrics: PushMetricExporter;
 }
 
-export function telemetryOn(sink: TelemetrySink): Telemetry {
+export interface ExportedTelemetry extends Telemetry {
+  /** Exports what is buffered and stops, when the Functions host ends the worker. */
+  shutdown(): Promise<void>;
+}
+
+export interface OpenTelemetryOptions {
+  serviceName: string;
+  /** Which traces are kept (./tracing.ts); every one unless given. */
+  sampler?: Sampler;
+}
+
+/** The port on OpenTelemetry, its tracer provider registered as the process's (./tracing.ts). */
+export function openTelemetry(
+  exporters: TelemetryExporters,
+  options: OpenTelemetryOptions,
+): ExportedTelemetry {
+  const resource = serviceResource(options.serviceName);
+  const tracing = startTracing({
+    serviceName: options.serviceName,
+    sampler: options.sampler,
+    spanProcessors: [new BatchSpanProcessor(exporters.spans)],
+  });
+  const loggers = new LoggerProvider({
+    resource,
+    processors: [new BatchLogRecordProcessor({ exporter: exporters.logs })],
+  });
+  const meters = new MeterProvider({
+    resource,
+    readers: [new PeriodicExportingMetricReader({ exporter: exporters.metrics })],
+  });
+  const logger = loggers.getLogger('order-convoy');
+  const meter = meters.getMeter('order-convoy');
+  const counters = new Map<string, Counter>();
+  const counter = (name: string): Counter => {
+    let found = counters.get(name);
+    if (found === undefined) {
+      found = meter.createCounter(name);
+      counters.set(name, found);
+    }
+    return found;
+  };
   return {
     trace(level, message, properties) {
-      sink.trackTrace({ message, severity: SEVERITY[level], properties: stringProperties(properties) });
+      logger.emit({ ...SEVERITY[level], body: message, attributes: attributesOf(properties) });
     },
     event(name, properties) {
-      sink.trackEvent({ name, properties: stringProperties(properties) });
+      logger.emit({
+        ...SEVERITY.information,
+        body: name,
+        attributes: { ...attributesOf(properties), [CUSTOM_EVENT_NAME]: name },
+      });
     },
     metric(name, value, properties) {
-      sink.trackMetric({ name, value, properties: metricDimensions(properties) });
+      counter(name).add(value, metricDimensions(properties));
     },
-  };
-}
-
-/** Without Application Insights, traces still reach the Functions host's log through the console. */
-export function consoleTelemetry(write: (line: string) => void = (line) => console.log(line)): Telemetry {
-  return {
-    trace(level, message, properties) {
-      write(`[${level}] ${message} ${JSON.stringify(stringProperties(properties))}`);
+    async shutdown() {
+      await Promise.all([tracing.shutdown(), loggers.shutdown(), meters.shutdown()]);
     },
-    event() {},
-    metric() {},
   };
 }
 
 /**
- * Started only when a connection string is given: without one the package is never loaded, so no
- * exporter keeps the process alive or writes retry files (NOTES-RUNTIME).
+ * The Azure Monitor exporters. Local authentication is off on the Application Insights resource
+ * (Bicep): ingestion needs an Entra token, the `credential` (the app's managed identity).
  */
+function azureMonitorExporters(
+  connectionString: string,
+  credential: TokenCredential | undefined,
+): TelemetryExporters {
+  // Loaded on demand: without a connection string nothing of it runs, and no exporter keeps the
+  // process alive or writes retry files (NOTES-RUNTIME).
+  type Exporter = typeof import('@azure/monitor-opentelemetry-exporter');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const azureMonitor = require('@azure/monitor-opentelemetry-exporter') as Exporter;
+  const options = { connectionString, credential };
+  return {
+    spans: new azureMonitor.AzureMonitorTraceExporter(options),
+    logs: new azureMonitor.AzureMonitorLogExporter(options),
+    metrics: new azureMonitor.AzureMonitorMetricExporter(options),
+  };
+}
+
+/** Without Application Insights, traces still reach the Functions host's log through the console. */
+export function consoleTelemetry(
+  write: (line: string) => void = (line) => console.log(line),
+): ExportedTelemetry {
+  return {
+    trace(level, message, properties) {
+      write(`[${level}] ${message} ${JSON.stringify(attributesOf(properties))}`);
+    },
+    event() {},
+    metric() {},
+    async shutdown() {},
+  };
+}
+
+export interface ApplicationInsightsOptions extends OpenTelemetryOptions {
+  credential?: TokenCredential;
+  /** The exporters for a connection string; Azure Monitor's unless given (tests). */
+  exporters?: (connectionString: string, credential: TokenCredential | undefined) => TelemetryExporters;
+}
+
+/** OpenTelemetry to Application Insights when a connection string is given, else the console. */
 export function createApplicationInsightsTelemetry(
   connectionString: string | undefined,
-  credential?: TokenCredential,
-  makeSink: (
-    connectionString: string,
-    credential: TokenCredential | undefined,
-  ) => TelemetrySink = applicationInsightsClient,
-): Telemetry {
-  return connectionString === undefined
-    ? consoleTelemetry()
-    : telemetryOn(makeSink(connectionString, credential));
+  options: ApplicationInsightsOptions,
+): ExportedTelemetry {
+  if (connectionString === undefined) return consoleTelemetry();
+  const exporters = (options.exporters ?? azureMonitorExporters)(connectionString, options.credential);
+  return openTelemetry(exporters, options);
 }

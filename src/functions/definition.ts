@@ -29,10 +29,19 @@ export interface OrchestrationDefinition {
   handler: OrchestrationHandler;
 }
 
+/** The order an invocation works for, and the trace context it was handed (./order-trace.ts). */
+export interface OrderWork {
+  orderId: string;
+  /** W3C `traceparent` of the span that asked for the work, when it was traced. */
+  traceparent?: string;
+}
+
 /** A durable activity, exactly as passed to `df.app.activity`. */
 export interface ActivityDefinition {
   name: string;
   handler: ActivityHandler;
+  /** The order its input is for: its span joins the order's trace (./registration.ts). */
+  orderOf?: (input: unknown) => OrderWork | undefined;
 }
 
 /** An HTTP function, as passed to `app.http`. */

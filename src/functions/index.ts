@@ -2,6 +2,7 @@
  * The Azure entry point (`main` in package.json): reads the settings once, builds the adapters,
  * and registers every function definition with the Functions host.
  */
+import { app, type LogLevel } from '@azure/functions';
 import { DefaultAzureCredential } from '@azure/identity';
 import { readSettings } from '../adapters/settings';
 import { createCosmosClient, createCosmosContainer } from '../adapters/azure/cosmos-store';
@@ -13,7 +14,8 @@ import {
   INVENTORY_PARTITION_KEY_PATH,
 } from '../adapters/downstream';
 import { createServiceBusSender } from '../adapters/azure/service-bus-sender';
-import { createApplicationInsightsTelemetry } from '../adapters/telemetry';
+import { createApplicationInsightsTelemetry, type ExportedTelemetry } from '../adapters/telemetry';
+import type { TraceLevel } from '../services/ports';
 import { durableOrchestrationClient } from '../adapters/azure/durable-client';
 import { fulfillmentStarter } from '../services/fulfillment/starter';
 import { createOrderCache } from '../services/convoy/order-cache';
@@ -27,6 +29,31 @@ import { sagaDefinitions } from './fulfill-order';
 import { registerFunctions } from './registration';
 import { queriedFieldsOf } from '../adapters/indexing-policy';
 
+const LOG_LEVELS: Partial<Record<LogLevel, TraceLevel>> = {
+  trace: 'information',
+  debug: 'information',
+  information: 'information',
+  warning: 'warning',
+  error: 'error',
+  critical: 'error',
+};
+
+/**
+ * As `@azure/functions-opentelemetry-instrumentation` does (Microsoft Learn "Use OpenTelemetry with
+ * Azure Functions"): the worker exports its functions' own log lines (`context.log`), in the trace
+ * of the span they were written in, so the host, told so, does not send them again; and what is
+ * buffered is exported before the worker ends.
+ */
+function exportFunctionLogs(telemetry: ExportedTelemetry): void {
+  app.setup({ capabilities: { WorkerOpenTelemetryEnabled: true } });
+  app.hook.log(({ level, category, message }) => {
+    const traceLevel = level === undefined ? undefined : LOG_LEVELS[level];
+    if (category === 'user' && traceLevel !== undefined && message !== undefined)
+      telemetry.trace(traceLevel, message);
+  });
+  app.hook.appTerminate(() => telemetry.shutdown());
+}
+
 const settings = readSettings(process.env);
 const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.managedIdentityClientId });
 const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential }).database(
@@ -36,10 +63,12 @@ const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDER
   queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
 });
 const sender = createServiceBusSender(settings.serviceBusNamespace, credential);
-const telemetry = createApplicationInsightsTelemetry(
-  settings.applicationInsightsConnectionString,
+const telemetry = createApplicationInsightsTelemetry(settings.applicationInsightsConnectionString, {
   credential,
-);
+  // The platform sets it to the app's name (App Service environment variables): the cloud role name.
+  serviceName: process.env.WEBSITE_SITE_NAME ?? 'order-convoy',
+});
+if (settings.applicationInsightsConnectionString !== undefined) exportFunctionLogs(telemetry);
 const cache = createOrderCache();
 
 const fulfillment = settings.fulfillment;

@@ -122,6 +122,11 @@ export interface FulfillmentInput {
   currency: string;
   total: number;
   correlationId: string | null;
+  /**
+   * The W3C trace context of the span that started the saga, in the order's trace: the saga's
+   * activities continue it (src/functions/order-trace.ts). Absent when nothing is traced.
+   */
+  traceparent?: string;
 }
 
 export interface OrderLineInput {

@@ -1,39 +1,75 @@
 /**
- * Telemetry without a network: the adapter's calls and properties are observed through a recording
- * sink in place of the Application Insights client, and the absence of a connection string must
- * leave the SDK unloaded.
+ * Telemetry without a network: the OpenTelemetry adapter's log records, metrics and spans are
+ * observed through recording exporters in place of Azure Monitor's, and the absence of a
+ * connection string must leave the exporter package unloaded.
  */
 import type { TokenCredential } from '@azure/identity';
+import { context, trace } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import {
+  AggregationTemporality,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import {
   consoleTelemetry,
   createApplicationInsightsTelemetry,
-  type TelemetrySink,
+  CUSTOM_EVENT_NAME,
+  type TelemetryExporters,
 } from '../../src/adapters/telemetry';
 import { createEmbeddedApp } from '../../local/app';
 
-function recordingSink(): TelemetrySink & { calls: Array<[string, unknown]> } {
-  const calls: Array<[string, unknown]> = [];
+const SUCCESS: ExportResult = { code: 0 };
+
+/** Exporters that keep what they are given, as Azure Monitor's would send it. */
+function recordingExporters(): TelemetryExporters & {
+  spans: SpanExporter & { got: ReadableSpan[] };
+  logs: LogRecordExporter & { got: ReadableLogRecord[] };
+  metrics: PushMetricExporter & { got: ResourceMetrics[] };
+} {
+  const spans: ReadableSpan[] = [];
+  const logs: ReadableLogRecord[] = [];
+  const metrics: ResourceMetrics[] = [];
   return {
-    calls,
-    trackTrace: (trace) => calls.push(['trace', trace]),
-    trackEvent: (event) => calls.push(['event', event]),
-    trackMetric: (metric) => calls.push(['metric', metric]),
+    spans: {
+      got: spans,
+      export: (items, done) => (spans.push(...items), done(SUCCESS)),
+      shutdown: async () => {},
+    },
+    logs: {
+      got: logs,
+      export: (items, done) => (logs.push(...items), done(SUCCESS)),
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    },
+    metrics: {
+      got: metrics,
+      export: (items, done) => (metrics.push(items), done(SUCCESS)),
+      forceFlush: async () => {},
+      shutdown: async () => {},
+      // As AzureMonitorMetricExporter selects for counters: each export a delta.
+      selectAggregationTemporality: () => AggregationTemporality.DELTA,
+    },
   };
 }
 
-describe('Application Insights telemetry', () => {
-  it('sends traces and events with every property, and metrics with low-cardinality dimensions only', () => {
-    const sink = recordingSink();
+const CONNECTION_STRING = 'InstrumentationKey=00000000-0000-0000-0000-000000000000';
+
+describe('Application Insights telemetry on OpenTelemetry', () => {
+  it('traces and events are log records with every property, metrics counters with low-cardinality dimensions only', async () => {
+    const exporters = recordingExporters();
     const credential: TokenCredential = { getToken: async () => null };
     let given: [string, TokenCredential | undefined] | undefined;
-    const telemetry = createApplicationInsightsTelemetry(
-      'InstrumentationKey=00000000-0000-0000-0000-000000000000',
+    const telemetry = createApplicationInsightsTelemetry(CONNECTION_STRING, {
       credential,
-      (cs, cred) => {
+      serviceName: 'orders-app',
+      exporters: (cs, cred) => {
         given = [cs, cred];
-        return sink;
+        return exporters;
       },
-    );
+    });
     telemetry.trace('warning', 'order transaction parked', {
       orderId: 'O-1',
       sequence: 3,
@@ -46,39 +82,77 @@ describe('Application Insights telemetry', () => {
       queue: 'order-transactions',
       messageId: 'T-1:abc',
     });
+    telemetry.metric('messages.parked', 1, {
+      reason: 'misrouted',
+      queue: 'order-transactions',
+      messageId: 'T-2:abc',
+    });
+    await telemetry.shutdown();
 
-    expect(given).toEqual(['InstrumentationKey=00000000-0000-0000-0000-000000000000', credential]);
-    expect(sink.calls).toEqual([
-      [
-        'trace',
-        {
-          message: 'order transaction parked',
-          severity: 'Warning',
-          properties: { orderId: 'O-1', sequence: '3', correlationId: 'c-1' },
+    expect(given).toEqual([CONNECTION_STRING, credential]);
+    expect(
+      exporters.logs.got.map((log) => ({
+        severity: log.severityText,
+        body: log.body,
+        attributes: log.attributes,
+        role: log.resource.attributes['service.name'],
+      })),
+    ).toEqual([
+      {
+        severity: 'Warning',
+        body: 'order transaction parked',
+        attributes: { orderId: 'O-1', sequence: 3, correlationId: 'c-1' },
+        role: 'orders-app',
+      },
+      {
+        severity: 'Information',
+        body: 'MessageParked',
+        attributes: {
+          reason: 'misrouted',
+          messageId: 'T-1:abc',
+          sessionId: 'O-2',
+          [CUSTOM_EVENT_NAME]: 'MessageParked',
         },
-      ],
-      [
-        'event',
-        {
-          name: 'MessageParked',
-          properties: { reason: 'misrouted', messageId: 'T-1:abc', sessionId: 'O-2' },
-        },
-      ],
-      [
-        'metric',
-        {
-          name: 'messages.parked',
-          value: 1,
-          properties: { reason: 'misrouted', queue: 'order-transactions' },
-        },
-      ],
+        role: 'orders-app',
+      },
+    ]);
+    const points = exporters.metrics.got.flatMap((batch) =>
+      batch.scopeMetrics.flatMap((scope) =>
+        scope.metrics.flatMap((metric) =>
+          metric.dataPoints.map((point) => ({
+            name: metric.descriptor.name,
+            value: point.value,
+            attributes: point.attributes,
+          })),
+        ),
+      ),
+    );
+    // The two ids made no second series: the count is one series of 2.
+    expect(points).toEqual([
+      { name: 'messages.parked', value: 2, attributes: { reason: 'misrouted', queue: 'order-transactions' } },
     ]);
   });
 
-  it('without a connection string loads nothing of the SDK and writes traces to the console', () => {
+  it("a log record written inside a span is in that span's trace (Application Insights: its operation)", async () => {
+    const exporters = recordingExporters();
+    const telemetry = createApplicationInsightsTelemetry(CONNECTION_STRING, {
+      serviceName: 'orders-app',
+      exporters: () => exporters,
+    });
+    const span = trace.getTracer('test').startSpan('process order-transactions');
+    context.with(trace.setSpan(context.active(), span), () =>
+      telemetry.event('OrderSubmitted', { orderId: 'O-1' }),
+    );
+    span.end();
+    await telemetry.shutdown();
+    expect(exporters.logs.got.map((log) => log.spanContext?.traceId)).toEqual([span.spanContext().traceId]);
+    expect(exporters.spans.got.map((exported) => exported.name)).toEqual(['process order-transactions']);
+  });
+
+  it('without a connection string loads nothing of the exporter and writes traces to the console', () => {
     let loaded = false;
     jest.isolateModules(() => {
-      jest.doMock('applicationinsights', () => {
+      jest.doMock('@azure/monitor-opentelemetry-exporter', () => {
         loaded = true;
         return {};
       });
@@ -87,7 +161,9 @@ describe('Application Insights telemetry', () => {
       const lines: string[] = [];
       const log = jest.spyOn(console, 'log').mockImplementation((line: string) => lines.push(line));
       try {
-        const telemetry = isolated.createApplicationInsightsTelemetry(undefined);
+        const telemetry = isolated.createApplicationInsightsTelemetry(undefined, {
+          serviceName: 'orders-app',
+        });
         telemetry.trace('information', 'ledger batch forwarded', { batchId: 'B-1' });
         telemetry.event('Saga.completed', { orderId: 'O-1' });
         telemetry.metric('entries.applied', 1);

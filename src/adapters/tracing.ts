@@ -1,0 +1,110 @@
+/**
+ * The one OpenTelemetry tracer provider setup, for Azure (spans to Application Insights through
+ * `@azure/monitor-opentelemetry-exporter`, src/adapters/telemetry.ts) and for the embedded runtime
+ * (`npm start -- --traces FILE`, local/trace-file.ts) alike, so that what the local run proves is
+ * what deploys. The light path of Microsoft Learn "Use OpenTelemetry with Azure Functions"
+ * (JavaScript): `@opentelemetry/api`, the SDK's tracer provider, an AsyncLocalStorage context
+ * manager and the W3C propagator, without the auto-instrumentations, which load every
+ * instrumentation and cost cold start (docs/architecture.md, decision 6).
+ */
+import { context, propagation, trace, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import {
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  ParentBasedSampler,
+  RandomIdGenerator,
+  type IdGenerator,
+  type Sampler,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+
+/**
+ * Random ids, except for a root span started by `startRootSpanInTrace`: that one gets the trace id
+ * it was asked for. The SDK asks its IdGenerator for a trace id only for a root span, synchronously
+ * inside `startSpan` (sdk-trace `Tracer.startSpan`), so a value set just around that call is read by
+ * that span alone.
+ */
+class ChosenTraceIds implements IdGenerator {
+  readonly #random = new RandomIdGenerator();
+  chosen: string | undefined;
+
+  generateTraceId(): string {
+    return this.chosen ?? this.#random.generateTraceId();
+  }
+
+  generateSpanId(): string {
+    return this.#random.generateSpanId();
+  }
+}
+
+const TRACE_IDS = new ChosenTraceIds();
+
+/**
+ * A root span (no parent) in the trace `traceId` (32 lowercase hex digits). With a provider of
+ * `startTracing` it carries that id; with none registered it is the API's no-op span.
+ */
+export function startRootSpanInTrace(
+  tracer: Tracer,
+  traceId: string,
+  name: string,
+  options: Omit<SpanOptions, 'root'> = {},
+): Span {
+  TRACE_IDS.chosen = traceId;
+  try {
+    return tracer.startSpan(name, { ...options, root: true });
+  } finally {
+    TRACE_IDS.chosen = undefined;
+  }
+}
+
+/** What every signal says of its source: `service.name`, which Application Insights shows as the cloud role name. */
+export function serviceResource(serviceName: string): Resource {
+  return resourceFromAttributes({ 'service.name': serviceName });
+}
+
+export interface TracingOptions {
+  /** Where finished spans go: a batch processor with an exporter on Azure, a simple one locally. */
+  spanProcessors: SpanProcessor[];
+  /**
+   * Which traces are kept. Every one by default; a parent-based sampler keeps or drops a whole
+   * trace, and since an order's trace id is derived from the order id (src/functions/order-trace.ts),
+   * a ratio sampler on the trace id keeps or drops a whole order.
+   */
+  sampler?: Sampler;
+  /** See `serviceResource`. */
+  serviceName: string;
+}
+
+export interface Tracing {
+  /** Exports what is buffered and stops; the global API is left without a provider. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Registers the tracer provider, the context manager (AsyncLocalStorage: the active span follows
+ * every await of an invocation) and the W3C `traceparent` propagator as the process's globals, as
+ * `NodeTracerProvider.register()` would, and returns how to stop them.
+ */
+export function startTracing(options: TracingOptions): Tracing {
+  const provider = new BasicTracerProvider({
+    resource: serviceResource(options.serviceName),
+    sampler: options.sampler ?? new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    idGenerator: TRACE_IDS,
+    spanProcessors: options.spanProcessors,
+  });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  trace.setGlobalTracerProvider(provider);
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  return {
+    async shutdown() {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
+}

@@ -81,13 +81,17 @@ export function sessionTable(options: SessionTableOptions = SESSION_TABLE_DEFAUL
     const arrivals = sessionArrivals(options, arrival);
     for (const sessionIdleTimeoutMs of options.idleTimeoutsMs) {
       for (const maxConcurrentSessions of options.sessions) {
+        // prefetchCount 0, as the embedded host runs: receive, store batch and completion.
         const run = simulateSessions(arrivals, {
           maxConcurrentSessions,
           sessionIdleTimeoutMs,
+          prefetchCount: 0,
           acceptMs: options.roundTripMs,
-          handlerMs: ROUND_TRIPS_PER_ENTRY * options.roundTripMs,
+          receiveMs: options.roundTripMs,
+          handlerMs: options.roundTripMs,
+          completeMs: options.roundTripMs,
         });
-        const slotMs = run.heldIdleMs + run.handlingMs + run.accepts * options.roundTripMs;
+        const slotMs = run.heldIdleMs + run.receivingMs + run.handlingMs + run.accepts * options.roundTripMs;
         rows.push({
           arrival,
           sessionIdleTimeoutMs,

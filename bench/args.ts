@@ -10,7 +10,7 @@ import {
   type FlagSpec,
 } from '../tools/cli/flags';
 import { MAX_ENTRIES_PER_ORDER } from '../src/domain/entry';
-import { BENCH_DEFAULTS, type BenchOptions } from './results';
+import { BENCH_DEFAULTS, BENCH_PARTS, type BenchOptions } from './results';
 
 export { UsageError as BenchUsageError } from '../tools/cli/flags';
 
@@ -111,9 +111,21 @@ export const BENCH_FLAGS: readonly FlagSpec[] = [
     default: String(D.npmStartOrders),
   },
   {
+    name: 'no-model',
+    meaning:
+      "skip host.json and the deployment's ceilings at Azure's round trips (virtual time, plus one metered run)",
+    default: 'off',
+  },
+  {
+    name: 'cold-start-rounds',
+    value: 'N',
+    meaning: 'fresh processes per entry point of the cold-start row; 0 skips it',
+    default: String(D.coldStartRounds),
+  },
+  {
     name: 'only',
-    value: 'order-length|npm-start',
-    meaning: 'run only this part of the bench',
+    value: BENCH_PARTS.join('|'),
+    meaning: "run only this part of the bench (model: host.json on Azure and the deployment's ceilings)",
     default: 'all',
   },
   { name: 'json', value: 'FILE', meaning: 'also write every number as JSON', default: 'none' },
@@ -180,11 +192,13 @@ export function parseBenchArgs(argv: readonly string[]): {
   }
   set('orderLengthEntries', integer('order-length-entries', 1));
   set('npmStartOrders', integer('npm-start-orders', 0));
+  set('coldStartRounds', integer('cold-start-rounds', 0));
   set('twinRounds', integer('twin-rounds', 1));
-  set('only', oneOf('only', ['order-length', 'npm-start'] as const));
+  set('only', oneOf('only', BENCH_PARTS));
   if (parsed.values.has('no-naive')) options.naive = false;
   if (parsed.values.has('no-sessions-table')) options.sessionsTable = false;
   if (parsed.values.has('no-twin')) options.twin = false;
+  if (parsed.values.has('no-model')) options.azureModel = false;
   const json = raw('json');
   return json === undefined ? { options } : { options, json };
 }

@@ -23,6 +23,19 @@ import { combineRounds, twinGoesFirst, type TwinRun } from './rounds';
 import { TARGET_SESSIONS } from './targets';
 import { orderLengthTargets, runOrderLengthTable } from './order-length';
 import { npmStartTargets, runNpmStartRow } from './npm-start';
+import { coldStartTargets, runColdStartRow } from './cold-start';
+import { compareHostSettings, hostSettingsTargets, type HostSettingsComparison } from './azure-settings';
+import {
+  deploymentSizingTargets,
+  sizeSupportedConfigurations,
+  type DeploymentSizing,
+} from './deployment-sizing';
+import { readBicepDeployment } from './bicep-deployment';
+import {
+  ORDER_LENGTH_SIZING_ENTRIES_PER_ORDER,
+  runOrderLengthRow,
+  type OrderLengthRow,
+} from './order-length';
 
 export type { BenchOptions, BenchResult, BenchRow, BenchTarget, Design } from './results';
 export { BENCH_DEFAULTS } from './results';
@@ -155,12 +168,28 @@ async function measure(
   }
 
   const orderLength =
-    options.only !== 'npm-start' && options.orderLengths.length > 0
+    (options.only === undefined || options.only === 'order-length') && options.orderLengths.length > 0
       ? await runOrderLengthTable(options, progress)
       : null;
+
+  const model = options.azureModel && (options.only === undefined || options.only === 'model');
+  let hostSettings = null;
+  let deployment = null;
+  let bicep = null;
+  if (model) {
+    progress("host.json at Azure's round trips, in virtual time ...");
+    hostSettings = compareHostSettings();
+    deployment = await runDeploymentSizing(options, hostSettings, orderLength, progress);
+    bicep = readBicepDeployment();
+  }
+
   const npmStart =
-    options.only !== 'order-length' && options.npmStartOrders > 0
+    (options.only === undefined || options.only === 'npm-start') && options.npmStartOrders > 0
       ? await runNpmStartRow(options.npmStartOrders, options.seed, progress)
+      : null;
+  const coldStart =
+    (options.only === undefined || options.only === 'cold-start') && options.coldStartRounds > 0
+      ? await runColdStartRow(options.coldStartRounds, progress)
       : null;
 
   const cpu = cpus();
@@ -182,10 +211,16 @@ async function measure(
     sessions,
     orderLength,
     npmStart,
+    coldStart,
+    hostSettings,
+    deployment,
     targets: [
       ...(options.only === undefined ? evaluateTargets(rows) : []),
       ...orderLengthTargets(orderLength ?? []),
+      ...hostSettingsTargets(hostSettings),
+      ...deploymentSizingTargets(deployment, bicep),
       ...npmStartTargets(npmStart),
+      ...coldStartTargets(coldStart),
     ],
   };
 }
@@ -212,6 +247,40 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`\nJSON written to ${parsed.json}\n`);
   }
   return 0;
+}
+
+/**
+ * The deployment's ceilings from the shipped host.json's rate per instance and the request units of
+ * an entry of a 10-entry order: the order-length table's row when it ran, else that row alone.
+ */
+async function runDeploymentSizing(
+  options: BenchOptions,
+  hostSettings: HostSettingsComparison,
+  orderLength: readonly OrderLengthRow[] | null,
+  progress: (line: string) => void,
+): Promise<DeploymentSizing> {
+  let row = orderLength?.find((found) => found.entriesPerOrder === ORDER_LENGTH_SIZING_ENTRIES_PER_ORDER);
+  if (row === undefined) {
+    progress(
+      `request units of an entry (orders of ${ORDER_LENGTH_SIZING_ENTRIES_PER_ORDER}), store meter ...`,
+    );
+    row = await runOrderLengthRow(
+      options,
+      ORDER_LENGTH_SIZING_ENTRIES_PER_ORDER,
+      options.orderLengthEntries,
+      options.seed,
+    );
+  }
+  const { shipped } = hostSettings;
+  return sizeSupportedConfigurations(
+    {
+      instanceEntriesPerSecond: shipped.entriesPerSecond,
+      requestUnitsPerEntry: row.requestUnitsPerEntry,
+      entriesPerLedgerMessage: options.batchSize,
+      entriesPerOrder: ORDER_LENGTH_SIZING_ENTRIES_PER_ORDER,
+    },
+    `prefetchCount ${shipped.prefetchCount}, sessionIdleTimeout ${shipped.sessionIdleTimeoutMs} ms, maxConcurrentSessions ${shipped.maxConcurrentSessions}`,
+  );
 }
 
 if (require.main === module) runMain(() => main(process.argv.slice(2)), 'the bench');

@@ -4,6 +4,9 @@ import type { BenchResult } from './results';
 import { appCpuMicrosPerMessage, fixed } from './targets';
 import { formatSessionTable, sessionTableOptions } from './session-table';
 import { formatOrderLengthTable } from './order-length';
+import { formatHostSettings } from './azure-settings';
+import { formatDeploymentSizing } from './deployment-sizing';
+import { formatColdStart } from './cold-start';
 
 /** A number to one decimal, or '-' where there is none. */
 const orDash = (value: number | null): string => (value === null ? '-' : fixed(value, 1));
@@ -57,13 +60,19 @@ export function formatBench(result: BenchResult): string {
   const warnings = result.rows.filter((row) => row.hostWarnings > 0 || row.lockExpired > 0);
   const orderLength =
     result.orderLength === null ? [] : ['', formatOrderLengthTable(options, result.orderLength)];
+  const parts = [
+    ...orderLength,
+    ...(result.hostSettings === null ? [] : ['', formatHostSettings(result.hostSettings)]),
+    ...(result.deployment === null ? [] : ['', formatDeploymentSizing(result.deployment)]),
+    ...(result.coldStart === null ? [] : ['', formatColdStart(result.coldStart)]),
+  ];
   const targets = result.targets.map(
     (target) => `${target.pass ? 'PASS' : 'FAIL'}  ${target.target}: ${target.detail}`,
   );
   if (options.only !== undefined) {
     return [
       `node ${result.environment.node} ${result.environment.nodeFlags}, ${result.environment.cores} cores (${result.environment.cpu})`,
-      ...orderLength,
+      ...parts,
       '',
       ...targets,
     ].join('\n');
@@ -99,7 +108,7 @@ export function formatBench(result: BenchResult): string {
     ...(result.sessions === null
       ? []
       : ['', formatSessionTable(sessionTableOptions(options), result.sessions)]),
-    ...orderLength,
+    ...parts,
     '',
     ...targets,
   ].join('\n');

@@ -7,10 +7,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { BenchTarget } from './results';
 import { generateBenchWorkload } from './workload';
 import type { ProbeReport } from './npm-start-probe';
+import { repositoryRoot } from './repo-root';
 
 export const NPM_START_ENTRIES_PER_ORDER = 10;
 /** Targets: peak RSS under 1 GiB (on the default 20,000 orders x 10 entries), and wall time over the child's CPU time. */
@@ -28,12 +29,6 @@ export interface NpmStartRow {
   peakRssBytes: number;
   /** Share of the child's wall time its event loop waited with nothing to run (timers, holds). */
   eventLoopIdle: number;
-}
-
-function packageRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
 }
 
 /** `node FLAGS... SCRIPT` of package.json's start script, as npm would run it. */
@@ -54,7 +49,7 @@ export async function runNpmStartRow(
   seed: number,
   progress: (line: string) => void,
 ): Promise<NpmStartRow> {
-  const root = packageRoot();
+  const root = repositoryRoot();
   const { flags, script } = startCommand(root);
   const probe = join(__dirname, 'npm-start-probe.js');
   if (!existsSync(probe)) throw new Error(`the npm start row runs from the build: ${probe} is missing`);

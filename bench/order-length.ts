@@ -19,6 +19,9 @@ import { generateBenchWorkload } from './workload';
 /** Sessions of every run of the table: enough that no order waits for a session. */
 export const ORDER_LENGTH_SESSIONS = 16;
 
+/** The order length whose request units per entry size the deployment (./deployment-sizing): the sample's. */
+export const ORDER_LENGTH_SIZING_ENTRIES_PER_ORDER = 10;
+
 /** The most a metric per entry may grow from the shortest orders to the longest. */
 export const ORDER_LENGTH_MAX_RATIO = 1.5;
 
@@ -70,46 +73,58 @@ export function orderLengthRowOf(
   };
 }
 
+/**
+ * One row: about `totalEntries` entries in orders of `entriesPerOrder`, through the embedded app at
+ * zero latency with the store meter on the orders container.
+ */
+export async function runOrderLengthRow(
+  options: BenchOptions,
+  entriesPerOrder: number,
+  totalEntries: number,
+  seed: number,
+): Promise<OrderLengthRow> {
+  const queried = queriedFieldsOf(ORDERS_CONTAINER);
+  const orders = Math.max(1, Math.round(totalEntries / entriesPerOrder));
+  const workload = generateBenchWorkload({
+    orders,
+    entriesPerOrder,
+    batchSize: options.batchSize,
+    activeOrders: options.activeOrders,
+    seed,
+  });
+  let meter: ReturnType<typeof meteredContainer>['meter'] | undefined;
+  globalThis.gc?.();
+  const output = await runConvoy(
+    workload,
+    options,
+    { design: 'convoy', concurrency: ORDER_LENGTH_SESSIONS, latencyMs: 0 },
+    (inner) => {
+      const metered = meteredContainer(inner, queried);
+      meter = metered.meter;
+      return metered.container;
+    },
+  );
+  if (meter === undefined) throw new Error('bench: the order-length run never built its container');
+  return orderLengthRowOf(
+    entriesPerOrder,
+    orders,
+    workload.entries.length,
+    output.cpuMicros,
+    meter.totals(),
+    {
+      ordersWrong: output.ordersWrong,
+      doubleEffects: output.recorded.doubleEffects,
+      orderingViolations: output.recorded.orderingViolations,
+    },
+  );
+}
+
 export async function runOrderLengthTable(
   options: BenchOptions,
   progress: (line: string) => void,
 ): Promise<OrderLengthRow[]> {
-  const queried = queriedFieldsOf(ORDERS_CONTAINER);
-  const run = async (entriesPerOrder: number, totalEntries: number, seed: number) => {
-    const orders = Math.max(1, Math.round(totalEntries / entriesPerOrder));
-    const workload = generateBenchWorkload({
-      orders,
-      entriesPerOrder,
-      batchSize: options.batchSize,
-      activeOrders: options.activeOrders,
-      seed,
-    });
-    let meter: ReturnType<typeof meteredContainer>['meter'] | undefined;
-    globalThis.gc?.();
-    const output = await runConvoy(
-      workload,
-      options,
-      { design: 'convoy', concurrency: ORDER_LENGTH_SESSIONS, latencyMs: 0 },
-      (inner) => {
-        const metered = meteredContainer(inner, queried);
-        meter = metered.meter;
-        return metered.container;
-      },
-    );
-    if (meter === undefined) throw new Error('bench: the order-length run never built its container');
-    return orderLengthRowOf(
-      entriesPerOrder,
-      orders,
-      workload.entries.length,
-      output.cpuMicros,
-      meter.totals(),
-      {
-        ordersWrong: output.ordersWrong,
-        doubleEffects: output.recorded.doubleEffects,
-        orderingViolations: output.recorded.orderingViolations,
-      },
-    );
-  };
+  const run = (entriesPerOrder: number, totalEntries: number, seed: number): Promise<OrderLengthRow> =>
+    runOrderLengthRow(options, entriesPerOrder, totalEntries, seed);
 
   if (options.warmupOrders > 0) {
     progress('order-length table warm-up, not reported ...');

@@ -2,6 +2,9 @@
 import type { NpmStartRow } from './npm-start';
 import type { SessionTableRow } from './session-table';
 import type { OrderLengthRow } from './order-length';
+import type { ColdStartRow } from './cold-start';
+import type { HostSettingsComparison } from './azure-settings';
+import type { DeploymentSizing } from './deployment-sizing';
 
 export interface BenchOptions {
   /** Simulated store round-trip latency, ms. */
@@ -41,9 +44,19 @@ export interface BenchOptions {
   orderLengthEntries: number;
   /** Orders (of 10 entries) of the `npm start` row (./npm-start); 0 skips it. */
   npmStartOrders: number;
-  /** Runs only this part of the bench (`--only order-length`, `--only npm-start`); undefined: all of it. */
-  only?: 'order-length' | 'npm-start';
+  /** Fresh processes per entry of the cold-start row (./cold-start); 0 skips it. */
+  coldStartRounds: number;
+  /** Models host.json and the deployment's ceilings at Azure's round trips (`--no-model`: not). */
+  azureModel: boolean;
+  /**
+   * Runs only this part of the bench; undefined: all of it. `model`: host.json's settings at Azure's
+   * round trips (./azure-settings) and the deployment's ceilings (./deployment-sizing).
+   */
+  only?: BenchPart;
 }
+
+export const BENCH_PARTS = ['order-length', 'npm-start', 'cold-start', 'model'] as const;
+export type BenchPart = (typeof BENCH_PARTS)[number];
 
 export const BENCH_DEFAULTS: BenchOptions = {
   latencyMs: 2,
@@ -66,6 +79,8 @@ export const BENCH_DEFAULTS: BenchOptions = {
   orderLengths: [10, 50, 200, 1000],
   orderLengthEntries: 10_000,
   npmStartOrders: 20_000,
+  coldStartRounds: 5,
+  azureModel: true,
 };
 
 export type Design = 'one consumer' | 'competing consumers' | 'convoy';
@@ -165,5 +180,11 @@ export interface BenchResult {
   orderLength: OrderLengthRow[] | null;
   /** The `npm start` row; null when not run. */
   npmStart: NpmStartRow | null;
+  /** The cold-start row; null when not run. */
+  coldStart: ColdStartRow | null;
+  /** host.json's session settings at Azure's round trips: `shipped` beside `previous`; null when not run. */
+  hostSettings: HostSettingsComparison | null;
+  /** The rate each deployment configuration carries and its instance ceiling; null when not run. */
+  deployment: DeploymentSizing | null;
   targets: BenchTarget[];
 }

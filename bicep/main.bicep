@@ -73,9 +73,21 @@ param cosmosDatabaseName string = 'orderpipeline'
 ])
 param instanceMemoryMB int = 2048
 
+// Sized to the ceilings (docs/performance.md, "A deployment sized to its ceilings"): one instance of
+// the order-transactions consumer already asks more of the serverless container (5,000 RU/s) and of
+// a Standard namespace (1,000 credits/s) than they carry, so the default is the plan's lowest
+// maximum. The cap applies to each per-function scale group's on-demand instances.
+@description('On-demand instances per function scale group (Flex Consumption: 1 to 1,000). Raise it only with the store and namespace throughput that docs/performance.md lists for the count.')
 @minValue(1)
 @maxValue(1000)
-param maximumInstanceCount int = 100
+param maximumInstanceCount int = 1
+
+// Always-ready instances come on top of maximumInstanceCount and are billed whether or not they work
+// (docs/performance.md gives the baseline cost).
+@description('Always-ready instances of each of the convoy\'s two functions (ledgerProcessor, orderTransactions); 0: scale from zero.')
+@minValue(0)
+@maxValue(1000)
+param convoyAlwaysReadyInstances int = 0
 
 // --- The app's settings (src/adapters/settings.ts; defaults equal to its DEFAULTS)
 
@@ -288,6 +300,7 @@ module functionApp 'modules/functionapp.bicep' = {
     cosmosDatabaseName: cosmos.outputs.databaseName
     instanceMemoryMB: instanceMemoryMB
     maximumInstanceCount: maximumInstanceCount
+    convoyAlwaysReadyInstances: convoyAlwaysReadyInstances
     durableTaskHubName: durableTaskHubName
     inventoryCatalog: inventoryCatalog
     paymentCreditLimit: paymentCreditLimit

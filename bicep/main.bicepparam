@@ -21,7 +21,9 @@ param cosmosCapacityMode = 'serverless'
 param cosmosDatabaseName = 'orderpipeline'
 
 param instanceMemoryMB = 2048
-param maximumInstanceCount = 100
+// What the default store and namespace carry (docs/performance.md); always-ready instances off.
+param maximumInstanceCount = 1
+param convoyAlwaysReadyInstances = 0
 
 param inventoryCatalog = {
   'SKU-1': 100

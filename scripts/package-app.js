@@ -51,9 +51,10 @@ function deployedPackageJson() {
   return { name, version, private: isPrivate, description, main: MAIN, engines };
 }
 
+/** Bundles the entry point; returns esbuild's metafile (what each input adds to the bundle). */
 async function bundle(appDir) {
   const esbuild = require('esbuild');
-  await esbuild.build({
+  const result = await esbuild.build({
     absWorkingDir: ROOT,
     entryPoints: [ENTRY],
     outfile: join(appDir, MAIN),
@@ -67,7 +68,9 @@ async function bundle(appDir) {
     minify: false,
     legalComments: 'eof',
     logLevel: 'error',
+    metafile: true,
   });
+  return result.metafile;
 }
 
 async function zip(appDir, file, level) {
@@ -93,11 +96,11 @@ async function packageApp({ out, level }) {
   // A stale folder must never ship: azd deploys whatever it finds there.
   rmSync(appDir, { recursive: true, force: true });
   mkdirSync(join(appDir, 'dist'), { recursive: true });
-  await bundle(appDir);
+  const metafile = await bundle(appDir);
   writeFileSync(join(appDir, 'host.json'), readFileSync(join(ROOT, 'host.json')));
   writeFileSync(join(appDir, 'package.json'), `${JSON.stringify(deployedPackageJson(), null, 2)}\n`);
   const zipBytes = await zip(appDir, join(out, 'app.zip'), level);
-  return { appDir, zipFile: join(out, 'app.zip'), zipBytes };
+  return { appDir, zipFile: join(out, 'app.zip'), zipBytes, metafile };
 }
 
 async function main(args) {

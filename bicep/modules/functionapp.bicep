@@ -28,7 +28,20 @@ param instanceMemoryMB int = 2048
 
 @minValue(1)
 @maxValue(1000)
-param maximumInstanceCount int = 100
+param maximumInstanceCount int
+
+@description('Always-ready instances of each of the convoy\'s functions; 0 for none.')
+@minValue(0)
+@maxValue(1000)
+param convoyAlwaysReadyInstances int = 0
+
+// The convoy's two Service Bus functions (src/functions/ledger-processor.ts LEDGER_PROCESSOR and
+// src/functions/order-transactions.ts); Flex Consumption names a single function `function:<name>`
+// (https://learn.microsoft.com/azure/azure-functions/flex-consumption-how-to#set-always-ready-instance-counts).
+var convoyFunctions = [
+  'ledgerProcessor'
+  'orderTransactions'
+]
 
 // Values of the app's own settings (defaults as in src/adapters/settings.ts DEFAULTS).
 param durableTaskHubName string
@@ -97,6 +110,12 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
       scaleAndConcurrency: {
         instanceMemoryMB: instanceMemoryMB
         maximumInstanceCount: maximumInstanceCount
+        alwaysReady: convoyAlwaysReadyInstances == 0
+          ? []
+          : map(convoyFunctions, name => {
+              name: 'function:${name}'
+              instanceCount: convoyAlwaysReadyInstances
+            })
       }
       // Flex Consumption takes the runtime here; FUNCTIONS_WORKER_RUNTIME and
       // FUNCTIONS_EXTENSION_VERSION are not app settings on this plan.

@@ -21,6 +21,8 @@ describe('bench', () => {
       sessionsTable: false,
       orderLengths: [],
       npmStartOrders: 0,
+      coldStartRounds: 0,
+      azureModel: false,
     });
   });
 
@@ -89,6 +91,8 @@ describe('bench', () => {
       sessionsTable: false,
       orderLengths: [],
       npmStartOrders: 0,
+      coldStartRounds: 0,
+      azureModel: false,
     });
     expect(formatBench(timed)).toContain('1 ms simulated (setTimeout)');
     const [row] = timed.rows;
@@ -122,6 +126,8 @@ describe('bench', () => {
         sessionsTable: false,
         orderLengths: [],
         npmStartOrders: 0,
+        coldStartRounds: 0,
+        azureModel: false,
         twinRounds: 3,
       },
       (line) => lines.push(line),

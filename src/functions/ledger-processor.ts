@@ -2,6 +2,7 @@ import type { InvocationContext } from '@azure/functions';
 import type { Attributes } from '@opentelemetry/api';
 import { forwardLedgerBatch, type LedgerDeps } from '../services/convoy/ledger';
 import { realTimeBackoff, rideOut, type Backoff } from '../services/backoff';
+import { withinDeadline } from '../services/delivery-deadline';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
 import type { DeliveredMessage } from '../services/ports';
 import { retryTracer } from './retry-trace';
@@ -41,7 +42,8 @@ export function deliveryAttributes(
 /**
  * `ledgerProcessor`: validate and de-batch one ledger message (the serial part of the convoy). A
  * transient failure (a send refused) is tried again inside the delivery before the message goes
- * back; entries already sent are dropped by the queue's duplicate detection (same messageId).
+ * back; entries already sent are dropped by the queue's duplicate detection (same messageId). No
+ * send starts past the delivery's deadline (src/services/delivery-deadline.ts).
  *
  * The batch has a trace of its own (its producer's, when the message carries one); each entry it
  * forwards or parks is sent in a span of that entry's order's trace, linked to the batch's span
@@ -73,7 +75,7 @@ export function ledgerProcessor(
         async (span) => {
           const outcome = await rideOut(
             backoff,
-            () => forwardLedgerBatch(traced, message),
+            (deadline) => forwardLedgerBatch(withinDeadline(traced, deadline), message),
             retryTracer(deps.telemetry, context, message),
           );
           span.setAttributes({

@@ -2,6 +2,7 @@ import type { InvocationContext } from '@azure/functions';
 import type { Attributes } from '@opentelemetry/api';
 import { applyEntry, type ConsumerDeps, type TransactionOutcome } from '../services/idempotent-consumer';
 import { realTimeBackoff, rideOut, type Backoff } from '../services/backoff';
+import { withinDeadline } from '../services/delivery-deadline';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
 import { FULFILL_ORDER } from '../services/fulfillment/starter';
 import type { DeliveredMessage } from '../services/ports';
@@ -44,7 +45,8 @@ function outcomeAttributes(outcome: TransactionOutcome): Attributes {
  * `orderTransactions`: the idempotent consumer, one order's session at a time. Its dependencies may
  * depend on the invocation (on Azure the durable client comes from the invocation's bindings).
  * A transient failure is tried again inside the delivery (src/services/backoff.ts) before the
- * message goes back to the broker.
+ * message goes back to the broker; no call starts past the delivery's deadline
+ * (src/services/delivery-deadline.ts).
  *
  * Each delivery is a span of its order's trace (./order-trace.ts), under the span that sent the
  * entry: a redelivery or a replay is another span there. The parks it sends and the saga it starts
@@ -81,7 +83,7 @@ export function orderTransactions(
           };
           const outcome = await rideOut(
             backoff,
-            () => applyEntry(traced, message),
+            (deadline) => applyEntry(withinDeadline(traced, deadline), message),
             retryTracer(resolved.telemetry, context, message),
           );
           span.setAttributes(outcomeAttributes(outcome));

@@ -2,7 +2,7 @@
 import { PermanentError } from '../domain/errors';
 import { linesOf, type OrderLine, type OrderState, type TransactionRecord } from '../domain/order';
 import { sha256Hex } from '../domain/digest';
-import type { Document, DocumentContainer, FulfillmentInput } from './ports';
+import type { Document, DocumentContainer, FulfillmentInput, Stored } from './ports';
 import type { ParkRequest } from './convoy/parking';
 
 export const ORDERS_CONTAINER = 'orders';
@@ -43,7 +43,15 @@ export function outboxWithout(pending: Outbox | null, done: Outbox): Outbox | nu
   return parks.length > 0 || startFulfillment !== null ? { parks, startFulfillment } : null;
 }
 
-/** The order's header: `id` = `orderId`. Its size does not grow with the order's entries. */
+/**
+ * The header's id, the same in every order's partition: the partition is the order, so the id need
+ * not name it, and no other document of the partition can take it, whatever the order's or its
+ * transactions' ids (records are `txn:...`, the saga record `saga:...`; docs/documents.md).
+ */
+export const ORDER_HEADER_ID = 'order';
+export const ORDER_KIND = 'order';
+
+/** The order's header: `id` = `order`. Its size does not grow with the order's entries. */
 export interface OrderDocument extends Document, OrderState {
   kind: 'order';
   correlationId: string | null;
@@ -63,11 +71,48 @@ export interface TransactionDocument extends Document, TransactionRecord {
 export const TRANSACTION_KIND = 'transaction';
 
 /**
+ * A document read by id in an order's partition, checked to be of the kind its id stands for. Ids
+ * of different kinds cannot collide (ORDER_HEADER_ID, transactionRecordId), so another kind there
+ * means the store holds documents this version does not write: an order header under its orderId
+ * (docs/documents.md, "Upgrading"). That is an error, never a record read as something it is not.
+ */
+async function readKind<T extends Document & { kind: string }>(
+  orders: DocumentContainer,
+  orderId: string,
+  id: string,
+  kind: T['kind'],
+): Promise<Stored<T> | undefined> {
+  const stored = await orders.read<T>(orderId, id);
+  if (stored === undefined || stored.document.kind === kind) return stored;
+  throw new PermanentError(
+    'unexpected-document',
+    `document ${JSON.stringify(id)} of order ${JSON.stringify(orderId)} is of kind ${JSON.stringify(stored.document.kind)}, not ${kind}: the store holds a document this version does not write there (docs/documents.md, "Upgrading")`,
+  );
+}
+
+/** The order's header, by a point read; undefined when the order has none. */
+export function readOrderHeader(
+  orders: DocumentContainer,
+  orderId: string,
+): Promise<Stored<OrderDocument> | undefined> {
+  return readKind<OrderDocument>(orders, orderId, ORDER_HEADER_ID, ORDER_KIND);
+}
+
+/** The order's record of this transaction as stored, by a point read; undefined when none is. */
+export function readTransactionDocument(
+  orders: DocumentContainer,
+  orderId: string,
+  transactionId: string,
+): Promise<Stored<TransactionDocument> | undefined> {
+  return readKind<TransactionDocument>(orders, orderId, transactionRecordId(transactionId), TRANSACTION_KIND);
+}
+
+/**
  * `txn:<transactionId>`. A transactionId may hold `/ \ ? #`, which Cosmos DB refuses in an item id
  * (document-rules): such a record is named by the transactionId's SHA-256 instead (64 hex digits:
  * never two transactions under one id), as is one that starts with `sha256:`, which such a name
- * could be mistaken for. A transactionId is at most 100 characters, so an id stays
- * well within Cosmos's 255.
+ * could be mistaken for. A transactionId is at most 100 bytes (MAX_ID_BYTES), so an id stays
+ * well within Cosmos's 255 characters. No record id is ORDER_HEADER_ID or a saga record's `saga:...`.
  */
 export function transactionRecordId(transactionId: string): string {
   if (!/[/\\?#]/.test(transactionId) && !transactionId.startsWith('sha256:')) return `txn:${transactionId}`;
@@ -92,7 +137,7 @@ export async function readTransactionRecord(
   orderId: string,
   transactionId: string,
 ): Promise<TransactionRecord | undefined> {
-  const stored = await orders.read<TransactionDocument>(orderId, transactionRecordId(transactionId));
+  const stored = await readTransactionDocument(orders, orderId, transactionId);
   return stored === undefined ? undefined : transactionRecordOf(stored.document);
 }
 

@@ -23,6 +23,7 @@ import { registerAndCapture } from '../../local/worker/register';
 import type { Report, ReportOrder } from '../../local/report';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import {
+  ORDER_HEADER_ID,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   readOrderLines,
@@ -235,7 +236,7 @@ describe('idempotent consumer: two consumers racing on copies of one message', (
 
     expect([...a.outcomes, ...b.outcomes].sort()).toEqual(['applied', 'duplicate']);
     expect(a.applied() + b.applied()).toBe(1);
-    const stored = await orders.read<OrderDocument>('O-R', 'O-R');
+    const stored = await orders.read<OrderDocument>('O-R', ORDER_HEADER_ID);
     expect(stored?.document).toMatchObject({ status: 'open', appliedSequence: 1, customerId: 'C-O-R' });
     expect((await readTransactionRecords(orders, 'O-R')).map((record) => record.transactionId)).toEqual([
       'T-R1',
@@ -257,7 +258,7 @@ describe('idempotent consumer: two consumers racing on copies of one message', (
 
     expect([...a.outcomes.slice(1), ...b.outcomes.slice(1)].sort()).toEqual(['applied', 'duplicate']);
     expect(a.applied() + b.applied()).toBe(2);
-    const stored = await orders.read<OrderDocument>('O-S', 'O-S');
+    const stored = await orders.read<OrderDocument>('O-S', ORDER_HEADER_ID);
     expect(stored?.document).toMatchObject({ status: 'submitted', appliedSequence: 2, total: 750 });
     expect(await readOrderLines(orders, 'O-S')).toEqual([
       { transactionId: 'T-S2', sku: 'SKU-T-S2', quantity: 3, unitPrice: 250 },
@@ -733,9 +734,9 @@ describe('transient failures in the real pipeline', () => {
     expect(broker.deadLetters(QUEUE.ledger)).toEqual([]);
     expect(broker.peek(QUEUE.parked)).toEqual([]);
 
-    expect(await orders.read('O-STUCK', 'O-STUCK')).toBeUndefined();
+    expect(await orders.read('O-STUCK', ORDER_HEADER_ID)).toBeUndefined();
     for (const orderId of ['O-OK1', 'O-OK2']) {
-      const stored = await orders.read<OrderDocument>(orderId, orderId);
+      const stored = await orders.read<OrderDocument>(orderId, ORDER_HEADER_ID);
       expect(stored?.document).toMatchObject({ status: 'submitted', appliedSequence: 2 });
     }
     expect(new Set(submitted)).toEqual(new Set(['O-OK1', 'O-OK2']));
@@ -774,7 +775,7 @@ describe('transient failures in the real pipeline', () => {
         .map((message) => [message.messageId, message.applicationProperties.parkReason]),
     ).toEqual([[messageIdOf(rejectedEntry), 'rejected']]);
     expect(submitted).toEqual(['O-W']);
-    const stored = await orders.read<OrderDocument>('O-W', 'O-W');
+    const stored = await orders.read<OrderDocument>('O-W', ORDER_HEADER_ID);
     expect(stored?.document).toMatchObject({ status: 'submitted', appliedSequence: 3, total: 100 });
     expect(broker.deadLetters(QUEUE.orderTransactions)).toEqual([]);
     // Both were tried again inside their delivery, after a backoff: no message went back.

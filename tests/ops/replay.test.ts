@@ -7,7 +7,12 @@ import { TransientError } from '../../src/domain/errors';
 import type { Entry } from '../../src/domain/entry';
 import type { OrderLine } from '../../src/domain/order';
 import { entryDigest } from '../../src/domain/digest';
-import { readOrderLines, transactionRecordId, type OrderDocument } from '../../src/services/order-documents';
+import {
+  ORDER_HEADER_ID,
+  readOrderLines,
+  transactionRecordId,
+  type OrderDocument,
+} from '../../src/services/order-documents';
 import { parkedMessage, parkIdFor } from '../../src/services/convoy/parking';
 import type { BatchOperation, BatchResult } from '../../src/services/ports';
 import { replayDeadLettered, replayParked } from '../../src/services/operations/replay';
@@ -31,7 +36,7 @@ async function orderOf(
   w: OpsWorld,
   orderId: string,
 ): Promise<(OrderDocument & { lines: OrderLine[] }) | undefined> {
-  const header = (await w.app.orders.read<OrderDocument>(orderId, orderId))?.document;
+  const header = (await w.app.orders.read<OrderDocument>(orderId, ORDER_HEADER_ID))?.document;
   return header && { ...header, lines: await readOrderLines(w.app.orders, orderId) };
 }
 

@@ -8,7 +8,7 @@ import { TransientError } from '../../src/domain/errors';
 import type { OrderStatus } from '../../src/domain/order';
 import { STEPS, type SagaStatus } from '../../src/domain/saga';
 import { ordersHttp } from '../../src/functions/http/orders-http';
-import { fulfillmentInputOf } from '../../src/services/order-documents';
+import { ORDER_HEADER_ID, fulfillmentInputOf } from '../../src/services/order-documents';
 import * as ordersApi from '../../src/services/fulfillment/orders-api';
 import { parseReview, type OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
 import { responseOf } from '../../src/functions/http/http-support';
@@ -64,7 +64,7 @@ async function runSaga(
   reason: string | null = null,
   instanceId = `fulfill-${orderId}`,
 ): Promise<void> {
-  const stored = await h.w.orders.read<ReturnType<typeof orderDocument>>(orderId, orderId);
+  const stored = await h.w.orders.read<ReturnType<typeof orderDocument>>(orderId, ORDER_HEADER_ID);
   if (stored === undefined) throw new Error(`no order ${orderId}`);
   const order = fulfillmentInputOf(stored.document, stored.document.correlationId);
   const deps = sagaDeps(h.w);
@@ -205,7 +205,7 @@ describe('cancelOrder', () => {
       afterPointOfNoReturn: true,
       fee: 25,
     });
-    const stored = await h.w.orders.read<ReturnType<typeof orderDocument>>('O-1', 'O-1');
+    const stored = await h.w.orders.read<ReturnType<typeof orderDocument>>('O-1', ORDER_HEADER_ID);
     expect(h.orchestrations.started).toEqual([
       {
         name: 'cancelConfirmedOrder',

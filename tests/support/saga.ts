@@ -11,6 +11,7 @@ import { createRecordingTelemetry, type RecordedTelemetry } from '../../local/re
 import type { OrderStatus, TransactionRecord } from '../../src/domain/order';
 import type { Carrier, Downstream, OrderLineInput } from '../../src/services/fulfillment/downstream-ports';
 import {
+  ORDER_HEADER_ID,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   transactionDocument,
@@ -122,7 +123,7 @@ export function orderDocument(
   extra: Partial<OrderDocument> = {},
 ): OrderDocument {
   return {
-    id: orderId,
+    id: ORDER_HEADER_ID,
     orderId,
     kind: 'order',
     status,

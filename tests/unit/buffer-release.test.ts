@@ -11,6 +11,7 @@ import { MAX_RECORD_WRITES, releasable } from '../../src/domain/order';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
+  ORDER_HEADER_ID,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   readOrderLines,
@@ -99,7 +100,7 @@ function longGap(orderId: string): { first: Entry; gap: Entry; buffered: Entry[]
 }
 
 async function header(w: World, orderId: string): Promise<OrderDocument> {
-  const stored = await w.orders.read<OrderDocument>(orderId, orderId);
+  const stored = await w.orders.read<OrderDocument>(orderId, ORDER_HEADER_ID);
   if (stored === undefined) throw new Error(`no order ${orderId}`);
   return stored.document;
 }

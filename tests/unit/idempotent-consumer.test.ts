@@ -8,6 +8,7 @@ import type { Entry } from '../../src/domain/entry';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { CONSUMER, applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
+  ORDER_HEADER_ID,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   transactionDocument,
@@ -33,6 +34,7 @@ interface World {
   started: FulfillmentInput[];
   events: Array<{ name: string; properties?: TelemetryProperties }>;
   metrics: Array<{ name: string; value: number; properties?: TelemetryProperties }>;
+  /** The replaces of the consumer, `partitionKey/id`. */
   replaces: string[];
   /** The point reads of the consumer, `partitionKey/id`. */
   reads: string[];
@@ -66,7 +68,7 @@ function world(orders: DocumentContainer = ordersContainer()): World {
       const before = self.beforeReplace;
       self.beforeReplace = undefined;
       if (before !== undefined) await before();
-      self.replaces.push(document.id);
+      self.replaces.push(`${String(document.orderId)}/${document.id}`);
       return orders.replace(document, options);
     },
     upsert: (document, options) => orders.upsert(document, options),
@@ -97,7 +99,7 @@ function world(orders: DocumentContainer = ordersContainer()): World {
 
 /** Another writer changes the order's header behind the consumer's back (its etag, its total). */
 async function bump(w: World, orderId: string, change: Partial<OrderDocument> = {}): Promise<void> {
-  const stored = await w.orders.read<OrderDocument>(orderId, orderId);
+  const stored = await w.orders.read<OrderDocument>(orderId, ORDER_HEADER_ID);
   if (stored === undefined) throw new Error(`no order ${orderId}`);
   const written = await w.orders.replace(
     { ...stored.document, total: stored.document.total + 1, ...change },
@@ -115,7 +117,7 @@ async function releasableOrder(w: World, third: Entry): Promise<void> {
   await applyEntry(setup.deps, delivered(created('O-1', 'T-1')));
   await applyEntry(setup.deps, delivered(third));
   const two = added('O-1', 'T-2', 2, 1, 100);
-  const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+  const stored = await w.orders.read<OrderDocument>('O-1', ORDER_HEADER_ID);
   if (stored === undefined) throw new Error('no order O-1');
   const batch = await w.orders.batch('O-1', [
     {
@@ -157,7 +159,7 @@ function delivered(entry: Entry, correlationId?: string): DeliveredMessage {
 }
 
 async function header(w: World, orderId: string): Promise<OrderDocument | undefined> {
-  return (await w.orders.read<OrderDocument>(orderId, orderId))?.document;
+  return (await w.orders.read<OrderDocument>(orderId, ORDER_HEADER_ID))?.document;
 }
 
 /** The dimensions every metric of an entry carries. */
@@ -191,7 +193,7 @@ describe('applyEntry', () => {
     ]);
     const stored = await header(w, 'O-1');
     expect(stored).toMatchObject({
-      id: 'O-1',
+      id: ORDER_HEADER_ID,
       kind: 'order',
       orderId: 'O-1',
       status: 'open',
@@ -200,7 +202,7 @@ describe('applyEntry', () => {
       outbox: null,
     });
     expect(stored).toMatchObject(w.deps.cache.get('O-1')?.document ?? { cached: false });
-    expect(w.deps.cache.get('O-1')?.etag).toBe((await w.orders.read('O-1', 'O-1'))?.etag);
+    expect(w.deps.cache.get('O-1')?.etag).toBe((await w.orders.read('O-1', ORDER_HEADER_ID))?.etag);
     expect(w.sends).toEqual([]);
     expect(w.events).toEqual([]);
     expect(w.replaces).toEqual([]);
@@ -271,7 +273,7 @@ describe('applyEntry', () => {
     // A cold cache takes the order for new: the batch's create of the record gets 409.
     const cold = world(w.orders);
     expect(await applyEntry(cold.deps, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
-    expect(cold.reads).toEqual(['O-1/txn:T-1', 'O-1/O-1']);
+    expect(cold.reads).toEqual(['O-1/txn:T-1', 'O-1/order']);
 
     const gone = world(w.orders);
     const read = gone.deps.orders.read;
@@ -290,7 +292,7 @@ describe('applyEntry', () => {
     };
     expect(await applyEntry(gone.deps, first)).toEqual({ kind: 'duplicate', orderId: 'O-1' });
     // Lost: the header read again, and the record read again for the decision.
-    expect(gone.reads).toEqual(['O-1/txn:T-1', 'O-1/O-1', 'O-1/txn:T-1']);
+    expect(gone.reads).toEqual(['O-1/txn:T-1', 'O-1/order', 'O-1/txn:T-1']);
     expect(gone.metrics.map((m) => m.name)).toEqual(['entries.duplicate']);
   });
 
@@ -425,11 +427,11 @@ describe('applyEntry', () => {
         ],
       },
     ]);
-    expect(w.replaces).toEqual(['O-1']);
+    expect(w.replaces).toEqual(['O-1/order']);
     const stored = await header(w, 'O-1');
     expect(stored).toMatchObject({ appliedSequence: 2, outbox: null });
     expect(stored).toMatchObject(w.deps.cache.get('O-1')?.document ?? { cached: false });
-    expect(w.deps.cache.get('O-1')?.etag).toBe((await w.orders.read('O-1', 'O-1'))?.etag);
+    expect(w.deps.cache.get('O-1')?.etag).toBe((await w.orders.read('O-1', ORDER_HEADER_ID))?.etag);
     // The next write on the order parks nothing again.
     w.sends.length = 0;
     await applyEntry(w.deps, delivered(added('O-1', 'T-3', 3)));
@@ -481,7 +483,7 @@ describe('applyEntry', () => {
     expect(w.sends.map((s) => s.messages.map((m) => m.applicationProperties?.transactionId))).toEqual([
       ['T-4'],
     ]);
-    expect(w.replaces).toEqual(['O-1']);
+    expect(w.replaces).toEqual(['O-1/order']);
     expect((await header(w, 'O-1'))?.outbox).toBeNull();
   });
 
@@ -490,12 +492,12 @@ describe('applyEntry', () => {
     await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.beforeReplace = async () => {
       // Another writer changes the header (its etag) after the batch, before the removal.
-      const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+      const stored = await w.orders.read<OrderDocument>('O-1', ORDER_HEADER_ID);
       if (stored === undefined) throw new Error('no order');
       await w.orders.replace({ ...stored.document, total: 999 }, { ifMatch: stored.etag });
     };
     await applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
-    expect(w.replaces).toEqual(['O-1', 'O-1']);
+    expect(w.replaces).toEqual(['O-1/order', 'O-1/order']);
     expect(await header(w, 'O-1')).toMatchObject({ total: 999, outbox: null, appliedSequence: 2 });
     expect(w.deps.cache.get('O-1')?.document).toMatchObject({ total: 999, outbox: null });
   });
@@ -505,14 +507,14 @@ describe('applyEntry', () => {
       const w = world();
       await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
       w.beforeReplace = async () => {
-        const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+        const stored = await w.orders.read<OrderDocument>('O-1', ORDER_HEADER_ID);
         if (stored === undefined || stored.document.outbox === null) throw new Error('no outbox');
         const own = { ...stored.document.outbox.parks[0], transactionId: 'T-OTHER', messageId: 'M-OTHER' };
         const outbox = othersOutbox === 'none' ? null : { parks: [own], startFulfillment: null };
         await w.orders.replace({ ...stored.document, outbox }, { ifMatch: stored.etag });
       };
       await applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
-      expect(w.replaces).toEqual(['O-1']);
+      expect(w.replaces).toEqual(['O-1/order']);
       expect((await header(w, 'O-1'))?.outbox?.parks.map((p) => p.transactionId) ?? []).toEqual(
         othersOutbox === 'none' ? [] : ['T-OTHER'],
       );
@@ -523,10 +525,10 @@ describe('applyEntry', () => {
     const w = world();
     await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.beforeReplace = async () => {
-      await w.orders.delete('O-1', 'O-1');
+      await w.orders.delete('O-1', ORDER_HEADER_ID);
     };
     await applyEntry(w.deps, delivered(amended('O-1', 'T-2', 2, 'T-X', 3)));
-    expect(w.replaces).toEqual(['O-1']);
+    expect(w.replaces).toEqual(['O-1/order']);
     expect(await header(w, 'O-1')).toBeUndefined();
     expect(w.deps.cache.get('O-1')).toBeUndefined();
   });
@@ -539,7 +541,7 @@ describe('applyEntry', () => {
     const cold = world(w.orders);
     await applyEntry(cold.deps, delivered(added('O-1', 'T-3', 3)));
     // Its first decision is on a new order (a create, which loses): then the header is read.
-    expect(cold.reads).toEqual(['O-1/O-1']);
+    expect(cold.reads).toEqual(['O-1/order']);
   });
 
   it('parks an entry that came without a session as misrouted', async () => {
@@ -594,7 +596,7 @@ describe('applyEntry', () => {
       await applyEntry(w.deps, delivered(added('O-1', 'T-3', 3, 1, 100, true)));
       await applyEntry(w.deps, delivered(added('O-1', 'T-4', 4)));
       w.beforeReplace = async () => {
-        const stored = await w.orders.read<OrderDocument>('O-1', 'O-1');
+        const stored = await w.orders.read<OrderDocument>('O-1', ORDER_HEADER_ID);
         const outbox = stored?.document.outbox;
         if (stored === undefined || outbox === null || outbox === undefined) throw new Error('no outbox');
         const own = { ...outbox.parks[0], transactionId: 'T-OTHER', messageId: 'M-OTHER' };
@@ -605,7 +607,7 @@ describe('applyEntry', () => {
       };
       await applyEntry(w.deps, delivered(added('O-1', 'T-2', 2)));
       expect(w.started.map((input) => input.orderId)).toEqual(['O-1']);
-      expect(w.replaces).toEqual(['O-1', 'O-1']);
+      expect(w.replaces).toEqual(['O-1/order', 'O-1/order']);
       const outbox = (await header(w, 'O-1'))?.outbox ?? null;
       expect(
         outbox === null
@@ -631,7 +633,7 @@ describe('applyEntry', () => {
       { name: 'entries.applied', value: 1, properties: dimensions(duplicate, created('O-1', 'T-1')) },
     ]);
     // The header once, after the batch found the entry's record (the release reads the cache).
-    expect(w.reads.filter((read) => read === 'O-1/O-1')).toEqual(['O-1/O-1']);
+    expect(w.reads.filter((read) => read === 'O-1/order')).toEqual(['O-1/order']);
   });
 
   it('releases a buffer on what another writer wrote meanwhile', async () => {

@@ -5,13 +5,17 @@ import { PermanentError } from '../../src/domain/errors';
 import { newOrderState, type TransactionRecord } from '../../src/domain/order';
 import type { ParkRequest } from '../../src/services/convoy/parking';
 import {
+  ORDER_HEADER_ID,
   fulfillmentInputOf,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   outboxAfter,
   outboxWithout,
+  readOrderHeader,
   readOrderLines,
   readRecords,
+  readTransactionDocument,
+  readTransactionRecord,
   readTransactionRecords,
   transactionDocument,
   transactionRecordId,
@@ -45,7 +49,7 @@ async function stored(
   records: TransactionRecord[],
 ): Promise<void> {
   // A header beside the records: a query of the records must leave it out.
-  await orders.create({ id: orderId, orderId, kind: 'order' });
+  await orders.create({ id: ORDER_HEADER_ID, orderId, kind: 'order' });
   for (const record of records) await orders.create(transactionDocument(orderId, record));
 }
 
@@ -134,6 +138,46 @@ describe('reading records', () => {
       { transactionId: 'T-2', sku: 'SKU-T-2', quantity: 5, unitPrice: 10 },
       { transactionId: 'T-3', sku: 'SKU-T-3', quantity: 1, unitPrice: 10 },
     ]);
+  });
+});
+
+describe('reading by id, kind checked', () => {
+  it("reads the header under `order`, apart from a record whose id is the orderId's", async () => {
+    const orders = ordersContainer();
+    await stored(orders, 'txn:T-1', [bare('T-1', 1)]);
+    expect((await readOrderHeader(orders, 'txn:T-1'))?.document).toMatchObject({
+      id: ORDER_HEADER_ID,
+      kind: 'order',
+    });
+    expect((await readTransactionDocument(orders, 'txn:T-1', 'T-1'))?.document).toMatchObject({
+      id: 'txn:T-1',
+      kind: 'transaction',
+    });
+    expect(await readOrderHeader(orders, 'O-9')).toBeUndefined();
+  });
+
+  it('refuses, naming it, a document of another kind under the id of a record or of the header', async () => {
+    const orders = ordersContainer();
+    // A header as a store written before `order` has it, under its orderId: a record's id here.
+    await orders.create({ id: 'txn:x', orderId: 'txn:x', kind: 'order' });
+    await orders.create({ id: ORDER_HEADER_ID, orderId: 'O-1', kind: 'transaction' });
+    for (const read of [
+      () => readTransactionDocument(orders, 'txn:x', 'x'),
+      () => readTransactionRecord(orders, 'txn:x', 'x'),
+      () => readRecords(orders, 'txn:x', ['x']),
+    ]) {
+      await expect(read()).rejects.toThrow(PermanentError);
+      await expect(read()).rejects.toMatchObject({
+        code: 'unexpected-document',
+        message: expect.stringContaining(
+          'document "txn:x" of order "txn:x" is of kind "order", not transaction',
+        ),
+      });
+    }
+    await expect(readOrderHeader(orders, 'O-1')).rejects.toMatchObject({
+      code: 'unexpected-document',
+      message: expect.stringContaining('is of kind "transaction", not order'),
+    });
   });
 });
 

@@ -14,6 +14,7 @@ import {
   type OrderStore,
 } from '../../src/services/convoy/order-store';
 import {
+  ORDER_HEADER_ID,
   transactionDocument,
   type OrderDocument,
   type TransactionDocument,
@@ -72,7 +73,7 @@ function scripted(): Script {
 }
 
 const header = (appliedSequence = 1): OrderDocument => ({
-  id: 'O-1',
+  id: ORDER_HEADER_ID,
   kind: 'order',
   orderId: 'O-1',
   status: 'open',
@@ -320,25 +321,25 @@ describe('reading', () => {
     const s = scripted();
     s.cache.set('O-1', { document: header(1), etag: 'h1' });
     s.cache.remember('O-1', storedRecord('T-1', 1, 'r1'));
-    s.stored.set('O-1', { document: header(1), etag: 'h1' });
+    s.stored.set(ORDER_HEADER_ID, { document: header(1), etag: 'h1' });
     expect(await reloadOrder(s.store, 'O-1')).toEqual({ document: header(1), etag: 'h1' });
     expect(s.cache.record('O-1', 'T-1')?.etag).toBe('r1');
 
-    s.stored.set('O-1', { document: header(2), etag: 'h2' });
+    s.stored.set(ORDER_HEADER_ID, { document: header(2), etag: 'h2' });
     expect(await reloadOrder(s.store, 'O-1')).toEqual({ document: header(2), etag: 'h2' });
     expect(s.cache.get('O-1')).toEqual({ document: header(2), etag: 'h2' });
     expect(s.cache.record('O-1', 'T-1')).toBeUndefined();
-    expect(s.reads).toEqual(['O-1/O-1', 'O-1/O-1']);
+    expect(s.reads).toEqual(['O-1/order', 'O-1/order']);
   });
 
   it('readOrder takes the cached header on the first attempt and reloads it on a later one', async () => {
     const s = scripted();
     s.cache.set('O-1', { document: header(1), etag: 'h1' });
-    s.stored.set('O-1', { document: header(2), etag: 'h2' });
+    s.stored.set(ORDER_HEADER_ID, { document: header(2), etag: 'h2' });
     expect(await readOrder(s.store, 'O-1', 1)).toEqual({ document: header(1), etag: 'h1' });
     expect(s.reads).toEqual([]);
     expect(await readOrder(s.store, 'O-1', 2)).toEqual({ document: header(2), etag: 'h2' });
-    expect(s.reads).toEqual(['O-1/O-1']);
+    expect(s.reads).toEqual(['O-1/order']);
     expect(s.cache.get('O-1')).toEqual({ document: header(2), etag: 'h2' });
   });
 

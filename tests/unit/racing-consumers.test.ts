@@ -8,6 +8,7 @@ import { createEmbeddedStore } from '../../local/store/document-store';
 import { createOrderCache, type OrderCache } from '../../src/services/convoy/order-cache';
 import { applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
+  ORDER_HEADER_ID,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   readOrderLines,
@@ -54,7 +55,7 @@ function ordersContainer(): DocumentContainer {
 }
 
 async function order(orders: DocumentContainer, orderId: string): Promise<OrderDocument | undefined> {
-  return (await orders.read<OrderDocument>(orderId, orderId))?.document;
+  return (await orders.read<OrderDocument>(orderId, ORDER_HEADER_ID))?.document;
 }
 
 /** The transactionIds the order's transaction records hold. */
@@ -69,7 +70,7 @@ describe('two consumers with different entries of one order', () => {
     const b = consumer(orders);
     await applyEntry(a.deps, deliveredEntry(created('O-S', 'T-1')));
     // B saw the order at sequence 1 (its cache), then A moved it on to 2 behind B's back.
-    const seen = await orders.read<OrderDocument>('O-S', 'O-S');
+    const seen = await orders.read<OrderDocument>('O-S', ORDER_HEADER_ID);
     if (seen === undefined) throw new Error('order O-S not written');
     b.cache.set('O-S', seen);
     await applyEntry(a.deps, deliveredEntry(added('O-S', 'T-2', 2)));

@@ -26,6 +26,7 @@ import {
   type ReplayDeps,
 } from '../../src/services/operations/replay';
 import {
+  ORDER_HEADER_ID,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   type OrderDocument,
@@ -307,7 +308,7 @@ describe('the prediction for order-transactions', () => {
       description: 'applied at sequence 2 of order O-1, releasing 1 buffered entries, submitting the order',
     });
     await consume(orders, [added('T-2', 2)]);
-    const order = await orders.read<OrderDocument>('O-1', 'O-1');
+    const order = await orders.read<OrderDocument>('O-1', ORDER_HEADER_ID);
     expect(order?.document).toMatchObject({ status: 'submitted', appliedSequence: 3 });
   });
 
@@ -349,7 +350,7 @@ describe('the prediction for order-transactions', () => {
   it("a duplicate whose park is still pending in its order's outbox would be parked again", async () => {
     const orders = ordersContainer();
     await consume(orders, [added('T-1', 1)], { failParks: true });
-    const order = await orders.read<OrderDocument>('O-1', 'O-1');
+    const order = await orders.read<OrderDocument>('O-1', ORDER_HEADER_ID);
     const pending = order?.document.outbox?.parks ?? [];
     expect(pending.map((park) => park.transactionId)).toEqual(['T-1']);
     await expect(predict(orders, added('T-1', 1))).resolves.toEqual({
@@ -363,7 +364,7 @@ describe('the prediction for order-transactions', () => {
     const orders = ordersContainer();
     await consume(orders, [created('T-1'), added('T-2', 2, true)]);
     await consume(orders, [added('T-3', 3)], { failParks: true });
-    const stored = (await orders.read<OrderDocument>('O-1', 'O-1'))!;
+    const stored = (await orders.read<OrderDocument>('O-1', ORDER_HEADER_ID))!;
     const parks = stored.document.outbox?.parks ?? [];
     const parkId = parks[0]?.messageId;
     expect(parkId).toBe(idOf(added('T-3', 3)));
@@ -406,7 +407,7 @@ describe('the prediction for order-transactions', () => {
   it('a record whose order header is gone is still a duplicate, with no effects pending', async () => {
     const orders = ordersContainer();
     await consume(orders, [created('T-1')]);
-    await orders.delete('O-1', 'O-1');
+    await expect(orders.delete('O-1', ORDER_HEADER_ID)).resolves.toEqual({ status: 204 });
     await expect(predict(orders, created('T-1'))).resolves.toMatchObject({ outcome: 'duplicate' });
   });
 

@@ -15,7 +15,8 @@ export type OpsCommand =
   | { name: 'dlq list'; queue: OperableQueue; json: boolean }
   | { name: 'dlq show'; queue: OperableQueue; messageId: string }
   | { name: 'dlq replay'; queue: OperableQueue; messageId: string; force: boolean; json: boolean }
-  | { name: 'sessions'; queue: OperableQueue; json: boolean };
+  | { name: 'sessions'; queue: OperableQueue; json: boolean }
+  | { name: 'headers upgrade'; json: boolean };
 
 const OPS_COMMANDS = `usage: npm run ops -- <command> [--json]
 
@@ -26,7 +27,9 @@ const OPS_COMMANDS = `usage: npm run ops -- <command> [--json]
   dlq list <queue>                         dead-lettered messages of a queue
   dlq show <queue> <messageId>             one dead-lettered message in full
   dlq replay <queue> <messageId> [--force] replay it into the queue it died in
-  sessions <queue>                         active and dead-lettered counts, messages pending per session`;
+  sessions <queue>                         active and dead-lettered counts, messages pending per session
+  headers upgrade                          move order headers stored under their orderId to "order",
+                                           with the app stopped (docs/documents.md, Upgrading)`;
 
 export const OPS_FLAGS: readonly FlagSpec[] = [
   { name: 'json', meaning: 'print JSON instead of a table', default: 'a table' },
@@ -130,6 +133,9 @@ export function parseOpsArgs(argv: readonly string[]): OpsCommand {
       throw new UsageError(`dlq takes list, show or replay, got ${JSON.stringify(action ?? '')}`);
     case 'sessions':
       return expect(2, { name: 'sessions', queue: queueArgument(action), json });
+    case 'headers':
+      if (action === 'upgrade') return expect(2, { name: 'headers upgrade', json });
+      throw new UsageError(`headers takes upgrade, got ${JSON.stringify(action ?? '')}`);
     case 'send':
       if (action === undefined || action === '') throw new UsageError('send needs a file: send <file>');
       return expect(2, { name: 'send', file: action, json });

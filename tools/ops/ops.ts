@@ -36,6 +36,7 @@ import {
 import { UsageError } from '../cli/flags';
 import { OPS_USAGE, parseOpsArgs, SEND_USAGE, type OpsCommand } from './ops-args';
 import { checkLedgerFile, PartialSendError, sendLedgerFile, type SendReport } from './send';
+import { upgradeOrderHeaders, type HeaderUpgrade } from './header-upgrade';
 import { textTable } from '../cli/text-table';
 import { runMain } from '../cli/run-main';
 
@@ -136,6 +137,13 @@ function reportReplay(result: ReplayResult, asJson: boolean, output: OpsOutput):
   return 0;
 }
 
+function upgradeText(upgrade: HeaderUpgrade): string {
+  return [
+    `moved ${upgrade.moved.length} order header${upgrade.moved.length === 1 ? '' : 's'} to "order"; ${upgrade.alreadyThere} there already`,
+    ...upgrade.left.map(({ orderId, reason }) => `left ${orderId}: ${reason}`),
+  ].join('\n');
+}
+
 function sendText(report: SendReport): string {
   return `sent ${report.sent} ledger message${report.sent === 1 ? '' : 's'} (${report.entries} entries) from ${report.file} to ${report.queue}`;
 }
@@ -223,6 +231,11 @@ async function execute(
       const backlog = await operations.backlog(command.queue);
       output.out(command.json ? json(backlog) : backlogText(backlog));
       return 0;
+    }
+    case 'headers upgrade': {
+      const upgrade = await upgradeOrderHeaders(deps.orders);
+      output.out(command.json ? json(upgrade) : upgradeText(upgrade));
+      return upgrade.left.length === 0 ? 0 : 1;
     }
   }
 }

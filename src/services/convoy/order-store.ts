@@ -8,8 +8,9 @@
 import { PermanentError } from '../../domain/errors';
 import type { KnownRecords, RecordWrites, TransactionRecord } from '../../domain/order';
 import {
+  readOrderHeader,
+  readTransactionDocument,
   transactionDocument,
-  transactionRecordId,
   transactionRecordOf,
   type OrderDocument,
   type TransactionDocument,
@@ -83,7 +84,7 @@ export async function readRecord(
   orderId: string,
   transactionId: string,
 ): Promise<Stored<TransactionDocument> | undefined> {
-  const stored = await deps.orders.read<TransactionDocument>(orderId, transactionRecordId(transactionId));
+  const stored = await readTransactionDocument(deps.orders, orderId, transactionId);
   if (stored !== undefined) deps.cache.remember(orderId, stored);
   return stored;
 }
@@ -119,7 +120,7 @@ export async function reloadOrder(
   deps: OrderStore,
   orderId: string,
 ): Promise<Stored<OrderDocument> | undefined> {
-  const stored = await deps.orders.read<OrderDocument>(orderId, orderId);
+  const stored = await readOrderHeader(deps.orders, orderId);
   if (stored === undefined) {
     deps.cache.delete(orderId);
     return undefined;

@@ -7,6 +7,8 @@ import type { ChangeDecision, Release } from '../../domain/order';
 import { updateOptimistically } from '../optimistic-update';
 import {
   fulfillmentInputOf,
+  ORDER_HEADER_ID,
+  ORDER_KIND,
   outboxAfter,
   outboxWithout,
   type OrderDocument,
@@ -49,8 +51,8 @@ export function orderDocument(
   };
   return {
     ...state,
-    id: state.orderId,
-    kind: 'order',
+    id: ORDER_HEADER_ID,
+    kind: ORDER_KIND,
     correlationId,
     outbox: outboxAfter(pending, added),
   };

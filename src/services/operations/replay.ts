@@ -16,7 +16,7 @@ import type {
   ParkedMessage,
   ReplayDelivery,
 } from './message-operations-port';
-import { readRecords, type OrderDocument } from '../order-documents';
+import { readOrderHeader, readRecords } from '../order-documents';
 import type { DocumentContainer, OutgoingMessage } from '../ports';
 import { QUEUE } from '../queues';
 
@@ -113,7 +113,7 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
   });
   if (admitted.kind === 'park') return parkedAs(admitted.reason, admitted.description);
   const { entry, digest, properties } = admitted;
-  const stored = await orders.read<OrderDocument>(entry.orderId, entry.orderId);
+  const stored = await readOrderHeader(orders, entry.orderId);
   const state = stored?.document ?? newOrderState(entry.orderId);
   // The entry's own record too: the consumer learns of it from the store's 409, a prediction writes nothing.
   const known = await readRecords(orders, entry.orderId, [

@@ -7,7 +7,12 @@ import type { OrchestrationClient } from '../../src/services/ports';
 import type { DriverClock } from './clock';
 import { eventRaised, executionStarted, toJson, type HistoryEvent } from './history';
 import { isFinished, newInstance, statusOf, type Instance } from './instance';
-import type { ManagedInstances, RaiseResult, StartResult } from './management-api';
+import {
+  instanceIdProblem,
+  type ManagedInstances,
+  type RaiseResult,
+  type StartResult,
+} from './management-api';
 import type { OrchestratorFunction } from './sdk';
 
 export interface InstanceControlDeps {
@@ -55,6 +60,8 @@ export function createInstanceControl(deps: InstanceControlDeps): {
     start(name, instanceId, input): StartResult {
       const orchestrator = orchestrators.get(name);
       if (!orchestrator) return 'unknown-orchestrator';
+      const problem = instanceIdProblem(instanceId);
+      if (problem !== null) return { invalidInstanceId: problem };
       const existing = instances.get(instanceId);
       if (existing && !isFinished(existing.runtimeStatus)) return 'running';
       if (existing) purge(existing);
@@ -100,7 +107,9 @@ export function createInstanceControl(deps: InstanceControlDeps): {
         throw new Error(`orchestration ${name} is not registered with the embedded durable driver`);
       }
       if (instances.has(instanceId)) return false;
-      return managed.start(name, instanceId, input) === 'started';
+      const started = managed.start(name, instanceId, input);
+      if (typeof started === 'object') throw new Error(started.invalidInstanceId);
+      return started === 'started';
     },
     async getStatus(instanceId) {
       return managed.status(instanceId);

@@ -18,6 +18,13 @@
  *   application/json, else 202.
  * - purge (`HandleDeleteHistoryByIdRequestAsync`, `...WithFiltersRequestAsync`): 200 with
  *   `{ instancesDeleted }`, 404 when nothing was deleted, 400 without `createdTimeFrom`.
+ * - instance ids in the path: the listener is Kestrel (`LocalHttpListener.cs`), which decodes the
+ *   path once (`kestrelRequestPath`: `%2F` kept, `%00` refused with 400), and the handler decodes
+ *   that again, `WebUtility.UrlDecode(request.RequestUri.AbsolutePath)` (`+` is a space, a `%` that
+ *   is no escape stays), before it trims `/` and matches its route templates. An id reaches the
+ *   extension unchanged only when none of this touches it (docs/saga.md, "Instance ids").
+ * - start (`DurableClient.StartNewAsync`): an instance id that starts with `@`, holds `/ \ ? #` or
+ *   a control character (`char.IsControl`), or is over 256 characters is an ArgumentException: 400.
  * The extension listens on 17071 or a random port in 30000-31000 (`LocalHttpListener.cs`); several
  * embedded apps share one machine here, so this takes any free port. The same handler also answers
  * under `/runtime/webhooks/durabletask/`, the public base the binding's URLs point at.
@@ -26,9 +33,31 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorMessage } from '../../src/domain/errors';
+import { kestrelRequestPath } from '../host/http-function';
 import type { OrchestrationRuntimeStatus, OrchestrationStatus } from '../../src/services/ports';
 
-export type StartResult = 'started' | 'unknown-orchestrator' | 'running';
+export type StartResult = 'started' | 'unknown-orchestrator' | 'running' | { invalidInstanceId: string };
+
+/** `DurableClient.MaxInstanceIdLength`. */
+export const MAX_INSTANCE_ID_LENGTH = 256;
+
+/**
+ * Why the extension's `StartNewAsync` refuses an instance id (an ArgumentException), or null:
+ * azure-functions-durable-extension `ContextImplementations/DurableClient.cs`.
+ */
+export function instanceIdProblem(instanceId: string): string | null {
+  if (instanceId.startsWith('@')) return 'Orchestration instance ids must not start with @.';
+  const invalid = [...instanceId].some((char) => {
+    const code = char.charCodeAt(0);
+    // char.IsControl: U+0000-U+001F and U+007F-U+009F.
+    return '/\\?#'.includes(char) || code <= 0x1f || (code >= 0x7f && code <= 0x9f);
+  });
+  if (invalid) return 'Orchestration instance ids must not contain /, \\, #, ?, or control characters.';
+  if (instanceId.length > MAX_INSTANCE_ID_LENGTH)
+    return `Instance ID lengths must not exceed ${MAX_INSTANCE_ID_LENGTH} characters.`;
+  return null;
+}
+
 export type RaiseResult = 'accepted' | 'gone' | 'not-found';
 
 export interface PurgeFilter {
@@ -120,6 +149,34 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; er
   }
 }
 
+/**
+ * `System.Net.WebUtility.UrlDecode`: `+` is a space and each `%XX` a byte, the bytes read as UTF-8
+ * (U+FFFD for what is not); a `%` without two hex digits, and every other character, stay as they are.
+ */
+export function webUtilityUrlDecode(text: string): string {
+  let out = '';
+  let bytes: number[] = [];
+  const flush = (): void => {
+    if (bytes.length > 0) out += Buffer.from(bytes).toString('utf8');
+    bytes = [];
+  };
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at];
+    const escape = char === '%' ? /^[0-9A-Fa-f]{2}$/.exec(text.slice(at + 1, at + 3)) : null;
+    if (escape !== null) {
+      bytes.push(parseInt(escape[0], 16));
+      at += 2;
+    } else if (char === '+') bytes.push(0x20);
+    else if (char.charCodeAt(0) < 0x80) bytes.push(char.charCodeAt(0));
+    else {
+      flush();
+      out += char;
+    }
+  }
+  flush();
+  return out;
+}
+
 function timeParameter(query: URLSearchParams, name: string): number | undefined | 'invalid' {
   const value = query.get(name);
   if (value === null) return undefined;
@@ -150,10 +207,7 @@ export function createManagementApi(instances: ManagedInstances, taskHub: string
     origin: string,
   ): Reply => {
     const webhookBase = `${origin}${WEBHOOK_BASE.slice(0, -1)}`;
-    const segments = path
-      .split('/')
-      .filter((segment) => segment !== '')
-      .map(decodeURIComponent);
+    const segments = path.split('/').filter((segment) => segment !== '');
     const [controller, ...rest] = segments;
     if (controller === 'orchestrators' && (rest.length === 1 || rest.length === 2)) {
       if (method !== 'POST') return { status: 404 };
@@ -162,6 +216,14 @@ export function createManagementApi(instances: ManagedInstances, taskHub: string
       if (!input.ok)
         return errorReply(400, 'Invalid JSON content', 'Newtonsoft.Json.JsonReaderException', input.error);
       const started = instances.start(name, instanceId, input.value);
+      if (typeof started === 'object') {
+        return errorReply(
+          400,
+          'One or more of the arguments submitted is incorrect',
+          'System.ArgumentException',
+          started.invalidInstanceId,
+        );
+      }
       if (started === 'unknown-orchestrator') {
         return errorReply(
           400,
@@ -261,19 +323,25 @@ export function createManagementApi(instances: ManagedInstances, taskHub: string
       let reply: Reply;
       const origin = `http://${request.headers.host ?? '127.0.0.1'}`;
       try {
-        const url = new URL(request.url ?? '/', origin);
-        const base = url.pathname.startsWith(RPC_BASE)
+        // The request target as it came: the path is decoded as the extension does, not as a URL.
+        const target = request.url ?? '/';
+        const queryAt = target.indexOf('?');
+        const kestrel = kestrelRequestPath(queryAt < 0 ? target : target.slice(0, queryAt));
+        const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
+        const pathname = kestrel.ok ? webUtilityUrlDecode(kestrel.path) : '';
+        const base = pathname.startsWith(RPC_BASE)
           ? RPC_BASE
-          : url.pathname.startsWith(WEBHOOK_BASE)
+          : pathname.startsWith(WEBHOOK_BASE)
             ? WEBHOOK_BASE
             : undefined;
-        reply =
-          base === undefined
+        reply = !kestrel.ok
+          ? { status: 400 }
+          : base === undefined
             ? { status: 404 }
             : route(
                 request.method ?? 'GET',
-                url.pathname.slice(base.length),
-                url.searchParams,
+                pathname.slice(base.length).replace(/^\/+|\/+$/g, ''),
+                query,
                 Buffer.concat(chunks).toString('utf8'),
                 request.headers['content-type'] ?? '',
                 origin,

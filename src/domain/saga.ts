@@ -4,6 +4,7 @@
  * permanent, the order compensations run in, and where the point of no return is. Everything else
  * here, and every caller (the orchestration, the activities, the API), derives from it.
  */
+import { hash } from 'node:crypto';
 import { PermanentError } from './errors';
 
 /**
@@ -192,6 +193,33 @@ export function failureReason(
   return oneLine(`${step} ${how}: ${failure.message}`);
 }
 
+/**
+ * The order ids a saga's instance id holds as they are: RFC 3986's unreserved characters (letters,
+ * digits, `-`, `.`, `_`, `~`), not starting with `HASHED_ORDER_ID`. Nothing on the way to the Durable
+ * extension changes them. The durable client puts an instance id into a URL as it stands
+ * (`instances/<id>`): the URL parser strips trailing spaces and controls, removes TAB, LF and CR
+ * anywhere and turns a lone surrogate into U+FFFD; the extension decodes `%XX` in what arrives, twice
+ * (Kestrel, then `WebUtility.UrlDecode`, which reads `+` as a space), and refuses control characters.
+ */
+const PLAIN_ORDER_ID = /^[A-Za-z0-9._~-]+$/;
+
+/** What a saga's instance id holds in place of an order id that is not plain: `sha256-` and 64 hex digits. */
+export const HASHED_ORDER_ID = 'sha256-';
+
+/**
+ * The order id as the saga's instance ids hold it: itself when plain (`PLAIN_ORDER_ID`), else
+ * `sha256-` and the SHA-256 of its UTF-16 code units (little-endian), in hex. The code units are
+ * hashed, not UTF-8, so that lone surrogates, which UTF-8 would turn into U+FFFD, stay apart: two
+ * order ids never share an instance, and none can name another order's. An order id is at most 100
+ * characters, so an instance id stays within Durable Functions' 256 (docs/saga.md, "Instance ids").
+ * Running instances are named so: the scheme never changes.
+ */
+export function orderIdInInstanceId(orderId: string): string {
+  if (PLAIN_ORDER_ID.test(orderId) && !orderId.startsWith(HASHED_ORDER_ID)) return orderId;
+  return `${HASHED_ORDER_ID}${hash('sha256', Buffer.from(orderId, 'utf16le'), 'hex')}`;
+}
+
+/** `fulfill-<orderId>` for a plain order id, else `fulfill-sha256-<hex>` (`orderIdInInstanceId`). */
 export function fulfillmentInstanceId(orderId: string): string {
-  return `fulfill-${orderId}`;
+  return `fulfill-${orderIdInInstanceId(orderId)}`;
 }

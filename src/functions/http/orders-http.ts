@@ -1,6 +1,8 @@
 /**
  * `GET /api/orders/{orderId}` (function key), `POST /api/orders/{orderId}/cancel` and
- * `POST /api/orders/{orderId}/review` (admin key: they move money; who called is recorded).
+ * `POST /api/orders/{orderId}/review` (admin key: they move money; who called is recorded). The host
+ * hands `{orderId}` percent-decoded once (Kestrel, docs/saga.md "HTTP API"); the use cases read that
+ * order and signal only its own saga instances (docs/saga.md, "Instance ids").
  */
 import type { InvocationContext } from '@azure/functions';
 import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';

@@ -13,7 +13,7 @@ import {
   type StepName,
 } from '../../domain/saga';
 import { CANCEL_CONFIRMED_ORDER, CANCEL_EVENT, REVIEW_EVENT, cancellationInstanceId } from './starter';
-import { fulfillmentInputOf, readOrderLines, type OrderDocument } from '../order-documents';
+import { fulfillmentInputOf, readOrderHeader, readOrderLines, type OrderDocument } from '../order-documents';
 import type { DocumentContainer, OrchestrationClient } from '../ports';
 import {
   readSagaRecord,
@@ -114,13 +114,26 @@ function malformedOrderId(orderId: string): Malformed | null {
 export async function getOrder(deps: OrdersApiDeps, orderId: string): Promise<GetOrderOutcome> {
   const malformed = malformedOrderId(orderId);
   if (malformed !== null) return malformed;
-  const order = await deps.orders.read<OrderDocument>(orderId, orderId);
+  const order = await readOrderHeader(deps.orders, orderId);
   if (order === undefined) return unknownOrder(orderId);
   const [lines, saga] = await Promise.all([
     readOrderLines(deps.orders, orderId),
     readSagaRecord(deps.orders, orderId),
   ]);
   return { kind: 'order', order: orderView(order.document, lines, saga) };
+}
+
+/**
+ * A saga record that names an instance this order's id does not map to: one started before instance
+ * ids were made safe for every order id (docs/saga.md, "Upgrading"). Such an instance is never
+ * signalled from here: its name, put into the durable client's URL, may reach another order's saga.
+ */
+function foreignInstance(orderId: string, record: SagaRecord): NotNow | null {
+  const own = [fulfillmentInstanceId(orderId), cancellationInstanceId(orderId)];
+  if (own.includes(record.instanceId)) return null;
+  return notNow(
+    `the fulfillment of order ${orderId} runs as instance ${JSON.stringify(record.instanceId)}, named before instance ids were made safe for every order id; it is not signalled from here (docs/saga.md, "Upgrading")`,
+  );
 }
 
 function completedSteps(saga: SagaRecord): StepName[] {
@@ -135,7 +148,7 @@ export async function cancelOrder(
 ): Promise<CancelOutcome> {
   const malformed = malformedOrderId(orderId);
   if (malformed !== null) return malformed;
-  const stored = await deps.orders.read<OrderDocument>(orderId, orderId);
+  const stored = await readOrderHeader(deps.orders, orderId);
   if (stored === undefined) return unknownOrder(orderId);
   const order = stored.document;
   if (order.status !== 'submitted') {
@@ -156,13 +169,17 @@ export async function cancelOrder(
     orderId,
     () => existing,
     (record) => {
+      // A running saga is told by its instance id, which must be one this order's id maps to; a
+      // completed one's cancel starts a new instance, named after the order id.
+      const foreign = record.status === 'running' ? foreignInstance(orderId, record) : null;
       // A repeat changes nothing more and says so; one that finds the first delivery not yet done
       // (still under way, or failed) delivers it again, which is idempotent.
       if (record.cancel !== null) {
         const answer: CancelOutcome = { kind: 'already-requested', orderId, saga: sagaView(record) };
+        const undelivered = !record.cancel.delivered && foreign === null;
         return {
           next: undefined,
-          result: record.cancel.delivered ? { answer } : { deliver: record, cancel: record.cancel, answer },
+          result: undelivered ? { deliver: record, cancel: record.cancel, answer } : { answer },
         };
       }
       if (record.status !== 'running' && record.status !== 'completed') {
@@ -175,6 +192,7 @@ export async function cancelOrder(
           },
         };
       }
+      if (foreign !== null) return { next: undefined, result: { answer: foreign } };
       // Once the saga recorded reaching the point of no return, the cancel keeps the fee.
       const afterPointOfNoReturn =
         record.status === 'completed' ||
@@ -269,7 +287,7 @@ export async function reviewSaga(
   if (malformed !== null) return malformed;
   const review = parseReview(body);
   if (!review.ok) return { kind: 'malformed', error: review.error };
-  const order = await deps.orders.read<OrderDocument>(orderId, orderId);
+  const order = await readOrderHeader(deps.orders, orderId);
   if (order === undefined) return unknownOrder(orderId);
   const existing = await readSagaRecord(deps.orders, orderId);
   if (existing === undefined)
@@ -288,6 +306,8 @@ export async function reviewSaga(
         );
         return { next: undefined, result: { refused } };
       }
+      const foreign = foreignInstance(orderId, record);
+      if (foreign !== null) return { next: undefined, result: { refused: foreign } };
       const episode = record.review?.episode ?? null;
       const decided = record.review?.decision ?? null;
       if (decided !== null) {

@@ -64,7 +64,12 @@ export const MAX_TRANSITIONS = 100;
 export interface SagaRecord extends Document {
   orderId: string;
   kind: 'saga';
-  /** The orchestration in charge now: `fulfill-<orderId>`, or `cancel-<orderId>` after confirmation. */
+  /**
+   * The orchestration in charge now: `fulfillmentInstanceId(orderId)`, or
+   * `cancellationInstanceId(orderId)` after confirmation (docs/saga.md, "Instance ids"). A record from
+   * before those names may hold `fulfill-<orderId>` for an order id that is not plain: the orders API
+   * does not signal it.
+   */
   instanceId: string;
   status: SagaStatus;
   reason: string | null;

@@ -56,19 +56,20 @@ function exportFunctionLogs(telemetry: ExportedTelemetry): void {
 
 const settings = readSettings(process.env);
 const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.managedIdentityClientId });
-const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential }).database(
-  settings.cosmosDatabase,
-);
-const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDERS_PARTITION_KEY_PATH, {
-  queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
-});
-const sender = createServiceBusSender(settings.serviceBusNamespace, credential);
 const telemetry = createApplicationInsightsTelemetry(settings.applicationInsightsConnectionString, {
   credential,
   // The platform sets it to the app's name (App Service environment variables): the cloud role name.
   serviceName: process.env.WEBSITE_SITE_NAME ?? 'order-convoy',
 });
 if (settings.applicationInsightsConnectionString !== undefined) exportFunctionLogs(telemetry);
+const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential }).database(
+  settings.cosmosDatabase,
+);
+const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDERS_PARTITION_KEY_PATH, {
+  queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
+  telemetry,
+});
+const sender = createServiceBusSender(settings.serviceBusNamespace, credential);
 const cache = createOrderCache();
 
 const fulfillment = settings.fulfillment;
@@ -84,6 +85,7 @@ const saga = sagaDefinitions(
         INVENTORY_PARTITION_KEY_PATH,
         {
           queriedFields: queriedFieldsOf(INVENTORY_CONTAINER),
+          telemetry,
         },
       ),
       records: createCosmosContainer(
@@ -91,6 +93,7 @@ const saga = sagaDefinitions(
         DOWNSTREAM_PARTITION_KEY_PATH,
         {
           queriedFields: queriedFieldsOf(DOWNSTREAM_CONTAINER),
+          telemetry,
         },
       ),
       catalog: fulfillment.catalog,
@@ -127,3 +130,8 @@ registerFunctions({
   ],
   ...saga,
 });
+
+// Once per worker process, when it has loaded the app: its cold starts, and how long Node took from
+// the process's start to the functions registered (docs/operations.md, "Cold starts").
+telemetry.metric('worker.started', 1);
+telemetry.metric('worker.startupMs', Math.round(process.uptime() * 1000));

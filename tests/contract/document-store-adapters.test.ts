@@ -6,7 +6,11 @@ import https from 'node:https';
 import { ErrorResponse } from '@azure/cosmos';
 import type { Container } from '@azure/cosmos';
 import createServer from '@vercel/cosmosdb-server';
-import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
+import {
+  createCosmosClient,
+  createCosmosContainer,
+  STORE_REQUEST_CHARGE,
+} from '../../src/adapters/azure/cosmos-store';
 import { createEmbeddedStore } from '../../local/store/document-store';
 import { PermanentError, TransientError } from '../../src/domain/errors';
 
@@ -186,5 +190,51 @@ describe('Cosmos adapter failures', () => {
 
   test('a client needs exactly one of credential or key', () => {
     expect(() => createCosmosClient({ endpoint: 'https://127.0.0.1:1' })).toThrow(PermanentError);
+  });
+});
+
+describe('Cosmos adapter request charge', () => {
+  const charged = (body: Record<string, unknown>) => ({
+    resource: { id: 'o1', orderId: 'o1', _etag: '"e1"' },
+    statusCode: 200,
+    ...body,
+  });
+
+  test('each call records what the store charged as store.requestCharge, by container and action', async () => {
+    const conflict = Object.assign(new ErrorResponse('conflict'), {
+      code: 409,
+      headers: { 'x-ms-request-charge': '1.24' },
+    });
+    const stub = {
+      id: 'orders',
+      items: {
+        create: () => Promise.reject(conflict),
+        upsert: () => Promise.resolve(charged({ requestCharge: 10.29 })),
+        batch: () =>
+          Promise.resolve({
+            headers: { 'x-ms-request-charge': '12.5' },
+            result: [{ statusCode: 200, requestCharge: 12.5, resourceBody: { id: 'o1', _etag: '"e"' } }],
+          }),
+        query: () => ({ fetchAll: () => Promise.resolve({ resources: [], requestCharge: 2.83 }) }),
+      },
+      item: () => ({ read: () => Promise.resolve(charged({ requestCharge: 0 })) }),
+    };
+    const metrics: Array<[string, number, unknown]> = [];
+    const orders = createCosmosContainer(stub as unknown as Container, '/orderId', {
+      telemetry: { metric: (name, value, properties) => metrics.push([name, value, properties]) },
+    });
+    await expect(orders.create({ id: 'o1', orderId: 'o1' })).resolves.toEqual({ status: 409 });
+    await orders.upsert({ id: 'o1', orderId: 'o1' });
+    await orders.batch('o1', [{ op: 'read', id: 'o1' }]);
+    await orders.query({});
+    await orders.read('o1', 'o1');
+    // A call the store did not charge (none, or 0) records nothing.
+    expect(metrics).toEqual([
+      [STORE_REQUEST_CHARGE, 1.24, { operation: 'orders.create' }],
+      [STORE_REQUEST_CHARGE, 10.29, { operation: 'orders.upsert' }],
+      [STORE_REQUEST_CHARGE, 12.5, { operation: 'orders.batch' }],
+      [STORE_REQUEST_CHARGE, 2.83, { operation: 'orders.query' }],
+    ]);
+    expect(STORE_REQUEST_CHARGE).toBe('store.requestCharge');
   });
 });

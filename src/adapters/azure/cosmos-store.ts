@@ -29,6 +29,7 @@ import type {
   QuerySpec,
   ReplaceResult,
   Stored,
+  Telemetry,
   UpsertResult,
   WriteOptions,
 } from '../../services/ports';
@@ -155,10 +156,34 @@ function batchResultOf(response: OperationResponse): BatchOperationResult {
   return { status: response.statusCode, etag, document };
 }
 
-/** How a container's calls fail: the role a refused identity lacks, and how long a call may take. */
+/**
+ * The metric of what the store charged, in request units, with the dimension `operation`
+ * (`<container>.<action>`, e.g. `orders.batch`): docs/operations.md divides it by the entries handled.
+ */
+export const STORE_REQUEST_CHARGE = 'store.requestCharge';
+
+/**
+ * The request units a response, or a refusal (a 409, 412 or 429 is charged too), cost: the SDK's
+ * `requestCharge`, else its `x-ms-request-charge` header. A batch's response carries the batch's.
+ */
+function requestChargeOf(outcome: unknown): number {
+  if (typeof outcome !== 'object' || outcome === null) return 0;
+  const { requestCharge, headers } = outcome as {
+    requestCharge?: unknown;
+    headers?: Record<string, unknown>;
+  };
+  const charge = Number(requestCharge ?? headers?.['x-ms-request-charge']);
+  return Number.isFinite(charge) && charge > 0 ? charge : 0;
+}
+
+/**
+ * How a container's calls fail: the role a refused identity lacks, and how long a call may take;
+ * and what each call cost.
+ */
 interface CallPolicy {
   needs(): CosmosRoleNeeded;
   callBoundMs: number;
+  charged(action: string, outcome: unknown): void;
 }
 
 /**
@@ -171,9 +196,12 @@ async function request<R>(
   call: (abortSignal: AbortSignal) => Promise<R>,
 ): Promise<R> {
   try {
-    return await withinCallBound(`Cosmos ${action}`, policy.callBoundMs, call);
+    const response = await withinCallBound(`Cosmos ${action}`, policy.callBoundMs, call);
+    policy.charged(action, response);
+    return response;
   } catch (error) {
     if (error instanceof AppError) throw error;
+    policy.charged(action, error);
     throw storeFailure(error, action, policy.needs());
   }
 }
@@ -188,9 +216,12 @@ async function send<R, S extends number>(
   expected: readonly S[],
 ): Promise<Sent<R, S>> {
   try {
-    return { response: await withinCallBound(`Cosmos ${action}`, policy.callBoundMs, call) };
+    const response = await withinCallBound(`Cosmos ${action}`, policy.callBoundMs, call);
+    policy.charged(action, response);
+    return { response };
   } catch (error) {
     if (error instanceof AppError) throw error;
+    policy.charged(action, error);
     const status = statusOf(error);
     const known = expected.find((candidate) => candidate === status);
     if (known !== undefined) return { status: known };
@@ -207,6 +238,8 @@ export interface CosmosContainerOptions {
   queriedFields?: readonly string[];
   /** The most one call may take; `CALL_BOUND_MS` unless a test shortens it. */
   callBoundMs?: number;
+  /** Where each call's request charge goes (`STORE_REQUEST_CHARGE`); nowhere unless given. */
+  telemetry?: Pick<Telemetry, 'metric'>;
 }
 
 /** The container's database, for naming where a missing role belongs. */
@@ -220,9 +253,15 @@ export function createCosmosContainer(
   containerOptions: CosmosContainerOptions = {},
 ): DocumentContainer {
   const keyField = partitionKeyField(partitionKeyPath);
+  const { telemetry } = containerOptions;
   const policy: CallPolicy = {
     needs: () => contributorRoleOn(databaseOf(container), container.id),
     callBoundMs: containerOptions.callBoundMs ?? CALL_BOUND_MS,
+    charged(action, outcome) {
+      const charge = requestChargeOf(outcome);
+      if (telemetry !== undefined && charge > 0)
+        telemetry.metric(STORE_REQUEST_CHARGE, charge, { operation: `${container.id}.${action}` });
+    },
   };
 
   return {

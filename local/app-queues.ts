@@ -31,14 +31,45 @@ export function createAppQueues(
   }
 }
 
-/** Sends ledger messages one at a time, in order, as a producer would. */
+/** What `sendLedger` sent to one broker: how many ledger messages, and which its duplicate detection dropped. */
+interface LedgerSends {
+  sent: number;
+  dropped: Set<number>;
+}
+
+/**
+ * Per broker, kept beside it rather than in it: the broker answers each send as Service Bus does
+ * (accepted, even when dropped), and only the producer knows which of its messages each send was.
+ */
+const ledgerSends = new WeakMap<Pick<EmbeddedBroker, 'sendAndReport'>, LedgerSends>();
+
+/**
+ * Sends ledger messages one at a time, in order, as a producer would, noting which ones the `ledger`
+ * queue's duplicate detection dropped (`droppedLedgerMessages`).
+ */
 export async function sendLedger(
-  broker: Pick<EmbeddedBroker, 'send'>,
+  broker: Pick<EmbeddedBroker, 'sendAndReport'>,
   messages: readonly LedgerInput[],
 ): Promise<void> {
+  let sends = ledgerSends.get(broker);
+  if (sends === undefined) {
+    sends = { sent: 0, dropped: new Set() };
+    ledgerSends.set(broker, sends);
+  }
   for (const message of messages) {
-    await broker.send(QUEUE.ledger, [
+    const [sent] = await broker.sendAndReport(QUEUE.ledger, [
       { messageId: message.messageId, sessionId: message.sessionId, body: message.body },
     ]);
+    if (sent.droppedAsDuplicate) sends.dropped.add(sends.sent);
+    sends.sent += 1;
   }
+}
+
+/**
+ * The positions (from 0, in the order `sendLedger` sent them to this broker) of the ledger messages
+ * the `ledger` queue dropped as duplicates: a run report's account names their entries
+ * (local/entry-account.ts). Few: a producer reuses a messageId only to send the same batch again.
+ */
+export function droppedLedgerMessages(broker: Pick<EmbeddedBroker, 'sendAndReport'>): ReadonlySet<number> {
+  return ledgerSends.get(broker)?.dropped ?? new Set();
 }

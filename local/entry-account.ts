@@ -4,23 +4,32 @@
  * counters bumped along the way, so that redeliveries, retries and faults cannot make it drift:
  * an entry is `applied`, `parked` (any reason, `rejected` included) or `buffered` by its order's
  * idempotency record; `parked` by a parked message made of it; `deadLettered` when its message, or
- * its ledger message, is in a dead-letter queue; `duplicate` when it is an exact repeat of an earlier
- * entry of the input (or its ledger message was dropped by duplicate detection). The five add up to
- * `entries` unless something was lost; the e2e tests hold that they do.
+ * its ledger message, is in a dead-letter queue and nothing else decided it; `duplicate` when it is
+ * an exact repeat of an earlier entry of the input; `droppedByDuplicateDetection` when the `ledger`
+ * queue dropped its ledger message under the messageId of an earlier one and it repeats no entry of
+ * the input (npm start refuses such input: local/cli/input-file.ts). The six add up to `entries`
+ * unless something was lost; the e2e tests hold that they do.
+ *
+ * An entry's message can be dead-lettered after its outcome was reached: its write (or park) is
+ * done but the completion is lost, and so is every redelivery's, until the deliveries run out. Such
+ * an entry keeps the one outcome it reached; its dead letter is noted (`deadLetteredAfterOutcome`):
+ * a replay of it would find the entry done. Unless its write's effects are not all done: the write
+ * puts them in its order's outbox (src/services/order-documents.ts, `Outbox`), the next delivery on
+ * the order does them, and until then the entry is `deadLettered`, waiting for that replay. An outbox
+ * effect is done when the parked queue holds the park, or when the order's saga exists: a stored
+ * outbox may still list a start that was done, as the consumer does not write again only to forget
+ * one.
  *
  * A held message (parked or dead-lettered) is known by its messageId and, when its body is an entry,
  * by the entry's own message id too: an operator's replay sends it under a fresh id
  * (src/services/operations/held-messages.ts), and parked or dead-lettered again it keeps that id.
- * An entry whose write committed but whose effects (its park, the saga start) are still in its
- * order's outbox while its message is dead-lettered is `deadLettered`: it waits for the replay that
- * does them. Applied with nothing left to do and dead-lettered as well, it has two outcomes.
  */
 import { canonicalJson, entryDigest, entryMessageId } from '../src/domain/digest';
 import { parseEntryMessage, type Entry } from '../src/domain/entry';
 import { ownValue } from '../src/domain/own-properties';
 import { parkIdFor } from '../src/services/convoy/parking';
 import type { TransactionRecord } from '../src/domain/order';
-import type { OrderDocument } from '../src/services/order-documents';
+import type { OrderDocument, Outbox } from '../src/services/order-documents';
 
 /** The per-entry account of docs/cli.md (`stats.account`): every entry of the input ends in exactly one outcome. */
 export interface EntryAccount {
@@ -30,6 +39,7 @@ export interface EntryAccount {
   parked: number;
   buffered: number;
   deadLettered: number;
+  droppedByDuplicateDetection: number;
 }
 
 export type EntryOutcome = Exclude<keyof EntryAccount, 'entries'>;
@@ -40,13 +50,29 @@ export interface AccountInput {
   body: unknown;
 }
 
+/** A parked or dead-lettered message as the account reads it. */
+export interface HeldMessage {
+  messageId: string;
+  body: unknown;
+}
+
+/** What an order's outbox still owes at the end of a run: the effects it lists that were not done. */
+export interface OwedEffects {
+  /** Parks the parked queue does not hold, each as the message it would park. */
+  parks: HeldMessage[];
+  /** The saga start, the order having no saga. */
+  sagaStart: boolean;
+}
+
 export interface AccountSources {
   /** The input's ledger messages in the order they were sent, read once. */
   inputs: Iterable<AccountInput>;
+  /** Positions in `inputs` (from 0) of the ledger messages the `ledger` queue dropped as duplicates. */
+  droppedLedgerMessages: ReadonlySet<number>;
   /** The order's idempotency record of the transaction (a point read), if there is one. */
   recordOf: (orderId: string, transactionId: string) => Promise<TransactionRecord | undefined>;
-  /** Orders whose outbox still holds effects (a park, the saga start) not yet done. */
-  effectsPending: ReadonlySet<string>;
+  /** By orderId, what each order's outbox still owes (`owedEffects`); orders that owe nothing are absent. */
+  owedEffects: ReadonlyMap<string, OwedEffects>;
   /** The parked messages' ids (heldIds). */
   parkedIds: ReadonlySet<string>;
   /** The ids of the messages in the dead-letter queue of `order-transactions` (heldIds). */
@@ -55,19 +81,25 @@ export interface AccountSources {
   deadLetteredLedgerIds: ReadonlySet<string>;
 }
 
+/** One entry of the input as the account decides it. */
+export interface AccountedEntry {
+  /** The ledger message it came in, and its index in that message's `entries`. */
+  ledgerMessageId: string;
+  index: number;
+  raw: unknown;
+  /** Undefined when nothing accounts for it: it was lost. */
+  outcome: EntryOutcome | undefined;
+  /** Counted by an outcome it had reached, its message is in the dead-letter queue as well. */
+  deadLetteredAfterOutcome: boolean;
+}
+
 export interface AccountResult {
   account: EntryAccount;
   /** The input's ledger messages, and their distinct messageIds. */
   ledgerMessages: number;
   ledgerMessageIds: Set<string>;
-  /** Entries that ended applied and also dead-lettered: none, or something took effect twice. */
-  twoOutcomes: number;
-}
-
-/** A parked or dead-lettered message as the account reads it. */
-export interface HeldMessage {
-  messageId: string;
-  body: unknown;
+  /** Entries counted by an outcome they had reached whose message was dead-lettered as well. */
+  deadLetteredAfterOutcome: number;
 }
 
 /** Each held message's id, and for one whose body is an entry, the id that entry travels under. */
@@ -81,7 +113,10 @@ export function heldIds(messages: readonly HeldMessage[]): Set<string> {
   return ids;
 }
 
-/** The orders whose outbox still holds effects not yet done. */
+/**
+ * The orders whose stored outbox lists effects, done or not: a start it lists may have been done
+ * (see `owedEffects`, which tells).
+ */
 export function ordersWithEffectsPending(orders: Iterable<OrderDocument>): Set<string> {
   const pending = new Set<string>();
   for (const order of orders) {
@@ -90,6 +125,23 @@ export function ordersWithEffectsPending(orders: Iterable<OrderDocument>): Set<s
       pending.add(order.orderId);
   }
   return pending;
+}
+
+/**
+ * What an order's stored outbox still owes: its parks the parked queue does not hold (by either id
+ * `heldIds` gives), and its saga start when the order has no saga. Undefined when it owes nothing.
+ */
+export function owedEffects(
+  outbox: Outbox | null,
+  parkedIds: ReadonlySet<string>,
+  sagaStarted: boolean,
+): OwedEffects | undefined {
+  if (outbox === null) return undefined;
+  const parks = outbox.parks
+    .map((park): HeldMessage => ({ messageId: park.messageId, body: park.body }))
+    .filter((park) => ![...heldIds([park])].some((id) => parkedIds.has(id)));
+  const sagaStart = outbox.startFulfillment !== null && !sagaStarted;
+  return parks.length > 0 || sagaStart ? { parks, sagaStart } : undefined;
 }
 
 /**
@@ -110,6 +162,20 @@ export function entriesOf(body: unknown): unknown[] | undefined {
   return Array.isArray(entries) ? entries : undefined;
 }
 
+/**
+ * Whether the replay of this entry's dead letter is what its order's owed effects wait for: its own
+ * park, the saga start, or a park of an entry whose own message is not dead-lettered (the next
+ * delivery on the order does those). A park owed to another dead-lettered entry waits for that one.
+ */
+function owesEffects(owed: OwedEffects | undefined, entryId: string, sources: AccountSources): boolean {
+  if (owed === undefined) return false;
+  if (owed.sagaStart) return true;
+  return owed.parks.some((park) => {
+    const ids = heldIds([park]);
+    return ids.has(entryId) || ![...ids].some((id) => sources.deadLetteredEntryIds.has(id));
+  });
+}
+
 async function outcomeOfValid(
   entry: Entry,
   digest: string,
@@ -119,13 +185,65 @@ async function outcomeOfValid(
   const record = await sources.recordOf(entry.orderId, entry.transactionId);
   const messageId = entryMessageId(entry.transactionId, digest);
   if (record !== undefined && record.digest === digest) {
-    if (sources.deadLetteredEntryIds.has(messageId) && sources.effectsPending.has(entry.orderId))
+    if (
+      sources.deadLetteredEntryIds.has(messageId) &&
+      owesEffects(sources.owedEffects.get(entry.orderId), messageId, sources)
+    )
       return 'deadLettered';
     return record.outcome === 'rejected' ? 'parked' : record.outcome;
   }
   if (sources.parkedIds.has(messageId) || sources.parkedIds.has(parkIdFor('too-large', raw))) return 'parked';
   if (sources.deadLetteredEntryIds.has(messageId)) return 'deadLettered';
   return undefined;
+}
+
+/** Every entry of the input, in input order, with the outcome the account gives it. */
+export async function* entryOutcomes(sources: AccountSources): AsyncGenerator<AccountedEntry> {
+  const seenDigests = new Set<string>();
+  const seenInvalid = new Set<string>();
+  let position = 0;
+  for (const input of sources.inputs) {
+    const dropped = sources.droppedLedgerMessages.has(position);
+    position += 1;
+    const entries = entriesOf(input.body);
+    if (entries === undefined) continue;
+    for (const [index, raw] of entries.entries()) {
+      const accounted: AccountedEntry = {
+        ledgerMessageId: input.messageId,
+        index,
+        raw,
+        outcome: undefined,
+        deadLetteredAfterOutcome: false,
+      };
+      const validation = parseEntryMessage(raw);
+      const digest = validation.ok ? entryDigest(validation.value) : undefined;
+      const [seen, key] = digest === undefined ? [seenInvalid, canonicalJson(raw)] : [seenDigests, digest];
+      if (seen.has(key)) {
+        accounted.outcome = 'duplicate';
+      } else if (dropped) {
+        // Never delivered, and no copy of it was: lost to the reused messageId. Not remembered as
+        // seen, so that a later copy that does arrive is counted by what became of it.
+        accounted.outcome = 'droppedByDuplicateDetection';
+      } else {
+        seen.add(key);
+        if (validation.ok && digest !== undefined) {
+          accounted.outcome = await outcomeOfValid(validation.value, digest, raw, sources);
+          accounted.deadLetteredAfterOutcome =
+            accounted.outcome !== undefined &&
+            accounted.outcome !== 'deadLettered' &&
+            sources.deadLetteredEntryIds.has(entryMessageId(validation.value.transactionId, digest));
+        } else if (sources.parkedIds.has(parkIdFor('invalid', raw))) {
+          accounted.outcome = 'parked';
+        }
+        // Not forwarded: its ledger message was dead-lettered, or parked whole.
+        if (accounted.outcome === undefined && sources.deadLetteredLedgerIds.has(input.messageId))
+          accounted.outcome = 'deadLettered';
+        if (accounted.outcome === undefined && sources.parkedIds.has(input.messageId))
+          accounted.outcome = 'parked';
+      }
+      yield accounted;
+    }
+  }
 }
 
 export async function buildAccount(sources: AccountSources): Promise<AccountResult> {
@@ -136,46 +254,22 @@ export async function buildAccount(sources: AccountSources): Promise<AccountResu
     parked: 0,
     buffered: 0,
     deadLettered: 0,
+    droppedByDuplicateDetection: 0,
   };
-  const seenDigests = new Set<string>();
-  const seenInvalid = new Set<string>();
-  const seenLedgerIds = new Set<string>();
   let ledgerMessages = 0;
-  let twoOutcomes = 0;
-  for (const input of sources.inputs) {
-    ledgerMessages += 1;
-    const entries = entriesOf(input.body);
-    const droppedByDetection = seenLedgerIds.has(input.messageId);
-    seenLedgerIds.add(input.messageId);
-    if (entries === undefined) continue;
-    for (const raw of entries) {
-      account.entries += 1;
-      const validation = parseEntryMessage(raw);
-      const digest = validation.ok ? entryDigest(validation.value) : undefined;
-      const [seen, key] = digest === undefined ? [seenInvalid, canonicalJson(raw)] : [seenDigests, digest];
-      if (seen.has(key) || droppedByDetection) {
-        account.duplicate += 1;
-        continue;
-      }
-      seen.add(key);
-      let outcome: EntryOutcome | undefined;
-      if (validation.ok && digest !== undefined) {
-        outcome = await outcomeOfValid(validation.value, digest, raw, sources);
-        if (
-          outcome === 'applied' &&
-          sources.deadLetteredEntryIds.has(entryMessageId(validation.value.transactionId, digest))
-        ) {
-          twoOutcomes += 1;
-        }
-      } else if (sources.parkedIds.has(parkIdFor('invalid', raw))) {
-        outcome = 'parked';
-      }
-      // Not forwarded: its ledger message was dead-lettered, or parked whole.
-      if (outcome === undefined && sources.deadLetteredLedgerIds.has(input.messageId))
-        outcome = 'deadLettered';
-      if (outcome === undefined && sources.parkedIds.has(input.messageId)) outcome = 'parked';
-      if (outcome !== undefined) account[outcome] += 1;
+  const ledgerMessageIds = new Set<string>();
+  function* counted(): Generator<AccountInput> {
+    for (const input of sources.inputs) {
+      ledgerMessages += 1;
+      ledgerMessageIds.add(input.messageId);
+      yield input;
     }
   }
-  return { account, twoOutcomes, ledgerMessages, ledgerMessageIds: seenLedgerIds };
+  let deadLetteredAfterOutcome = 0;
+  for await (const entry of entryOutcomes({ ...sources, inputs: counted() })) {
+    account.entries += 1;
+    if (entry.outcome !== undefined) account[entry.outcome] += 1;
+    if (entry.deadLetteredAfterOutcome) deadLetteredAfterOutcome += 1;
+  }
+  return { account, deadLetteredAfterOutcome, ledgerMessages, ledgerMessageIds };
 }

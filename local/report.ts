@@ -50,10 +50,13 @@ export interface ReportStats {
   ledgerMessagesParkedWhole: number;
   /** Deliveries past the first, on every queue: abandoned, lock expired, redelivered by a fault. */
   redeliveries: number;
-  /** Every entry of the input once (docs/cli.md); the five outcomes add up to `entries`. */
+  /** Every entry of the input once (docs/cli.md); the six outcomes add up to `entries`. */
   account: EntryAccount;
-  /** Entries that took effect and were also dead-lettered: 0, or something ended two ways. */
-  entriesWithTwoOutcomes: number;
+  /**
+   * Entries the account counts by an outcome they had reached (applied, buffered, parked) whose
+   * message is in the dead-letter queue of `order-transactions` as well: redundant dead letters.
+   */
+  deadLetteredAfterOutcome: number;
 }
 
 export interface Report {

@@ -12,33 +12,35 @@ import {
   readTransactionRecord,
   readTransactionRecords,
   type OrderDocument,
+  type Outbox,
 } from '../src/services/order-documents';
 import { readSagaRecord } from '../src/services/fulfillment/saga-record';
-import { buildAccount, heldIds, ordersWithEffectsPending, type AccountInput } from './entry-account';
+import { buildAccount, heldIds, owedEffects, type AccountInput, type OwedEffects } from './entry-account';
+import { droppedLedgerMessages } from './app-queues';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
 
 export interface RunReportParts {
   broker: EmbeddedBroker;
   orders: DocumentContainer;
   telemetry: RecordedTelemetry;
-  /** The input's ledger messages, read once for the account. */
+  /** The input's ledger messages, read once for the account, in the order `sendLedger` sent them. */
   inputs: Iterable<AccountInput>;
 }
 
 /**
- * Every order as the report shows it, without its lines and saga yet, and the orders whose outbox
- * still holds effects: the parsed documents (some 1 KB each) go as soon as these are made.
+ * Every order as the report shows it, without its lines and saga yet, and the outboxes that list
+ * effects: the parsed documents (some 1 KB each) go as soon as these are made.
  */
 async function reportHeaders(
   orders: DocumentContainer,
-): Promise<{ reportOrders: ReportOrder[]; effectsPending: Set<string> }> {
+): Promise<{ reportOrders: ReportOrder[]; outboxes: Map<string, Outbox> }> {
   const documents = (await orders.query<OrderDocument>({ where: { kind: 'order' } })).map(
     (stored) => stored.document,
   );
-  return {
-    reportOrders: documents.map((document) => reportOrder(document, [], null)),
-    effectsPending: ordersWithEffectsPending(documents),
-  };
+  const outboxes = new Map<string, Outbox>();
+  for (const document of documents)
+    if (document.outbox !== null) outboxes.set(document.orderId, document.outbox);
+  return { reportOrders: documents.map((document) => reportOrder(document, [], null)), outboxes };
 }
 
 function sagaOf(record: Awaited<ReturnType<typeof readSagaRecord>>): ReportOrder['saga'] {
@@ -47,7 +49,7 @@ function sagaOf(record: Awaited<ReturnType<typeof readSagaRecord>>): ReportOrder
 
 export async function buildRunReport(parts: RunReportParts): Promise<Report> {
   const { broker, orders, telemetry } = parts;
-  const { reportOrders, effectsPending } = await reportHeaders(orders);
+  const { reportOrders, outboxes } = await reportHeaders(orders);
   // One order at a time: its records and saga record are read, reported and let go, so that a
   // large run never holds every transaction record at once.
   for (const order of reportOrders) {
@@ -67,11 +69,21 @@ export async function buildRunReport(parts: RunReportParts): Promise<Report> {
   );
   const parkedMessages = broker.peek(QUEUE.parked);
   const parked = parkedMessages.map(reportParked);
-  const { account, twoOutcomes, ledgerMessages, ledgerMessageIds } = await buildAccount({
+  const parkedIds = heldIds(parkedMessages);
+  const sagaStarted = new Set(
+    reportOrders.filter((order) => order.saga !== null).map((order) => order.orderId),
+  );
+  const owed = new Map<string, OwedEffects>();
+  for (const [orderId, outbox] of outboxes) {
+    const effects = owedEffects(outbox, parkedIds, sagaStarted.has(orderId));
+    if (effects !== undefined) owed.set(orderId, effects);
+  }
+  const { account, deadLetteredAfterOutcome, ledgerMessages, ledgerMessageIds } = await buildAccount({
     inputs: parts.inputs,
+    droppedLedgerMessages: droppedLedgerMessages(broker),
     recordOf: (orderId, transactionId) => readTransactionRecord(orders, orderId, transactionId),
-    effectsPending,
-    parkedIds: heldIds(parkedMessages),
+    owedEffects: owed,
+    parkedIds,
     deadLetteredEntryIds: heldIds(broker.deadLetters(QUEUE.orderTransactions)),
     deadLetteredLedgerIds: new Set(
       deadLettered.filter((m) => m.queue === QUEUE.ledger).map((m) => m.messageId),
@@ -102,7 +114,7 @@ export async function buildRunReport(parts: RunReportParts): Promise<Report> {
         0,
       ),
       account,
-      entriesWithTwoOutcomes: twoOutcomes,
+      deadLetteredAfterOutcome,
     },
   });
 }

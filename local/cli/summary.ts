@@ -4,14 +4,12 @@
  * account of the input's entries, with where the full report is.
  */
 import { compareText } from '../../src/domain/compare';
-import type { Report, ReportOrder } from '../report';
+import type { Report, ReportOrder, ReportStats } from '../report';
 import { MAX_CELL_WIDTH, textTable } from '../../tools/cli/text-table';
 
 /** Up to this many orders, each gets a row; above, the summary shows counts and the first to look at. */
 export const FULL_TABLE_MAX_ORDERS = 20;
 export const ATTENTION_SHOWN = 10;
-
-import type { EntryAccount } from '../entry-account';
 
 export interface SummaryContext {
   input: string;
@@ -65,12 +63,23 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Array<[strin
   return [...counts].sort(([a], [b]) => naturalCompare(a, b));
 }
 
-function accountLine(account: EntryAccount | undefined): string[] {
+/** The per-entry account; entries dropped by duplicate detection, and dead letters of entries that had their outcome, only when there are any. */
+function accountLines(stats: Partial<Pick<ReportStats, 'account' | 'deadLetteredAfterOutcome'>>): string[] {
+  const { account, deadLetteredAfterOutcome = 0 } = stats;
   if (account === undefined) return [];
-  return [
+  const dropped = account.droppedByDuplicateDetection;
+  const lines = [
     `entries ${account.entries}: applied ${account.applied}, duplicate ${account.duplicate}, ` +
-      `parked ${account.parked}, buffered ${account.buffered}, dead-lettered ${account.deadLettered}`,
+      `parked ${account.parked}, buffered ${account.buffered}, dead-lettered ${account.deadLettered}` +
+      (dropped > 0 ? `, dropped by duplicate detection ${dropped}` : ''),
   ];
+  if (deadLetteredAfterOutcome > 0) {
+    lines.push(
+      `dead-lettered after their outcome: ${deadLetteredAfterOutcome} entries, counted once by that outcome ` +
+        '(their dead letters are redundant)',
+    );
+  }
+  return lines;
 }
 
 export function summary(report: Report, context: SummaryContext): string {
@@ -132,7 +141,7 @@ export function summary(report: Report, context: SummaryContext): string {
   const s = report.stats;
   out.push(
     '',
-    ...accountLine((s as { account?: EntryAccount }).account),
+    ...accountLines(s),
     `broker messages ${s.messages} (ledger and forwarded entries), applied ${s.applied}, ` +
       `duplicates ${s.duplicates}, parked ${s.parked}, dead-lettered ${s.deadLettered}, buffered ${s.buffered}`,
   );

@@ -146,14 +146,42 @@ describe('npm start: the summary prints the per-entry account when the report ha
       ledgerMessages: 2,
       ledgerMessagesParkedWhole: 0,
       redeliveries: 0,
-      entriesWithTwoOutcomes: 0,
+      deadLetteredAfterOutcome: 0,
     };
-    const account = { entries: 5, applied: 3, duplicate: 1, parked: 1, buffered: 0, deadLettered: 0 };
+    const account = {
+      entries: 5,
+      applied: 3,
+      duplicate: 1,
+      parked: 1,
+      buffered: 0,
+      deadLettered: 0,
+      droppedByDuplicateDetection: 0,
+    };
     const text = summary(
       { orders: [], parked: [], deadLettered: [], stats: { ...stats, account } },
       { input: 'in.ndjson', ledgerMessages: 2, entries: 5, seconds: 1 },
     );
-    expect(text).toContain('entries 5: applied 3, duplicate 1, parked 1, buffered 0, dead-lettered 0');
+    expect(text).toContain('entries 5: applied 3, duplicate 1, parked 1, buffered 0, dead-lettered 0\n');
     expect(text).toContain('broker messages 6');
+    expect(text).not.toContain('dead-lettered after their outcome');
+
+    // Dead letters of entries that had their outcome, and a batch lost to duplicate detection, when there are any.
+    const noted = summary(
+      {
+        orders: [],
+        parked: [],
+        deadLettered: [],
+        stats: {
+          ...stats,
+          deadLetteredAfterOutcome: 2,
+          account: { ...account, entries: 6, droppedByDuplicateDetection: 1 },
+        },
+      },
+      { input: 'in.ndjson', ledgerMessages: 2, entries: 6, seconds: 1 },
+    );
+    expect(noted).toContain(
+      'entries 6: applied 3, duplicate 1, parked 1, buffered 0, dead-lettered 0, dropped by duplicate detection 1\n' +
+        'dead-lettered after their outcome: 2 entries, counted once by that outcome (their dead letters are redundant)',
+    );
   });
 });

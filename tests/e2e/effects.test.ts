@@ -134,6 +134,9 @@ describe('the park of a rejected entry, with parked unreachable past every redel
     expect(await deadLetteredIds(world)).toEqual([messageIdOf(rejected)]);
     await outageOver(world);
 
+    // Done by the next write, the park leaves T-22 parked with nothing left to do, and its dead
+    // letter redundant: noted, counted once.
+    world.twoOutcomes = 1;
     await run(world, [ledger('B-4', [added('O-2', 'T-23', 3)])]);
     expect(await parkedIds(world)).toEqual([messageIdOf(rejected)]);
     expect(await orderOf(world, 'O-2')).toMatchObject({ appliedSequence: 3, outbox: null });

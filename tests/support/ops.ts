@@ -43,8 +43,8 @@ export interface OpsWorld {
   operations: MessageOperations;
   deps: ReplayDeps;
   /**
-   * Entries the test means to leave applied and dead-lettered at once (see expectAccountAddsUp);
-   * every run and the test's end are checked against it.
+   * Entries the test means to leave dead-lettered after their outcome committed (expectAccountAddsUp's
+   * `deadLetteredAfterOutcome`); every run and the test's end are checked against it.
    */
   twoOutcomes: number;
 }
@@ -87,12 +87,13 @@ export function useOpsWorlds(): void {
 export async function run(world: OpsWorld, inputs: readonly LedgerInput[]): Promise<void> {
   await world.app.sendLedger(inputs);
   await world.app.drain();
-  expectAccountAddsUp(await world.app.report(), { twoOutcomes: world.twoOutcomes });
+  expectAccountAddsUp(await world.app.report(), { deadLetteredAfterOutcome: world.twoOutcomes });
 }
 
 /** The end of an operations test: after whatever replays it did, the account still adds up. */
 export async function expectWorldAccounted(world: OpsWorld | undefined): Promise<void> {
-  if (world !== undefined) expectAccountAddsUp(await world.app.report(), { twoOutcomes: world.twoOutcomes });
+  if (world !== undefined)
+    expectAccountAddsUp(await world.app.report(), { deadLetteredAfterOutcome: world.twoOutcomes });
 }
 
 /** Parked messages as `messageId → reason`, to compare whole. */

@@ -198,7 +198,7 @@ async function outcomeOfValid(
 }
 
 /** Every entry of the input, in input order, with the outcome the account gives it. */
-export async function* entryOutcomes(sources: AccountSources): AsyncGenerator<AccountedEntry> {
+export async function* accountEntries(sources: AccountSources): AsyncGenerator<AccountedEntry> {
   const seenDigests = new Set<string>();
   const seenInvalid = new Set<string>();
   let position = 0;
@@ -266,7 +266,7 @@ export async function buildAccount(sources: AccountSources): Promise<AccountResu
     }
   }
   let deadLetteredAfterOutcome = 0;
-  for await (const entry of entryOutcomes({ ...sources, inputs: counted() })) {
+  for await (const entry of accountEntries({ ...sources, inputs: counted() })) {
     account.entries += 1;
     if (entry.outcome !== undefined) account[entry.outcome] += 1;
     if (entry.deadLetteredAfterOutcome) deadLetteredAfterOutcome += 1;

@@ -29,7 +29,7 @@ import { parseEntryMessage, type Entry } from '../src/domain/entry';
 import { ownValue } from '../src/domain/own-properties';
 import { parkIdFor } from '../src/services/convoy/parking';
 import type { TransactionRecord } from '../src/domain/order';
-import type { OrderDocument, Outbox } from '../src/services/order-documents';
+import type { Outbox } from '../src/services/order-documents';
 
 /** The per-entry account of docs/cli.md (`stats.account`): every entry of the input ends in exactly one outcome. */
 export interface EntryAccount {
@@ -111,20 +111,6 @@ export function heldIds(messages: readonly HeldMessage[]): Set<string> {
     if (entry.ok) ids.add(entryMessageId(entry.value.transactionId, entryDigest(entry.value)));
   }
   return ids;
-}
-
-/**
- * The orders whose stored outbox lists effects, done or not: a start it lists may have been done
- * (see `owedEffects`, which tells).
- */
-export function ordersWithEffectsPending(orders: Iterable<OrderDocument>): Set<string> {
-  const pending = new Set<string>();
-  for (const order of orders) {
-    const outbox = order.outbox;
-    if (outbox !== null && (outbox.parks.length > 0 || outbox.startFulfillment !== null))
-      pending.add(order.orderId);
-  }
-  return pending;
 }
 
 /**

@@ -183,15 +183,6 @@ module identity 'modules/identity.bicep' = {
   }
 }
 
-module monitoring 'modules/monitoring.bicep' = {
-  name: 'monitoring'
-  params: {
-    logAnalyticsName: names.logAnalytics
-    appInsightsName: names.appInsights
-    location: region
-    tags: tags
-  }
-}
 
 module serviceBus 'modules/servicebus.bicep' = {
   name: 'serviceBus'
@@ -217,6 +208,18 @@ module cosmos 'modules/cosmos.bicep' = {
     capacityMode: cosmosCapacityMode
     autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
     publicNetworkAccess: publicNetworkAccess
+  }
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    logAnalyticsName: names.logAnalytics
+    appInsightsName: names.appInsights
+    location: region
+    tags: tags
+    serviceBusNamespaceId: serviceBus.outputs.id
+    cosmosAccountId: cosmos.outputs.id
   }
 }
 
@@ -325,6 +328,9 @@ module alerts 'modules/alerts.bicep' = {
     alertEmail: checkedAlertEmail
     serviceBusNamespaceId: serviceBus.outputs.id
     appInsightsId: monitoring.outputs.appInsightsId
+    cosmosAccountId: cosmos.outputs.id
+    ledgerQueueName: serviceBus.outputs.ledgerQueueName
+    orderTransactionsQueueName: serviceBus.outputs.orderTransactionsQueueName
   }
 }
 

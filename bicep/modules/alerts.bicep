@@ -1,6 +1,9 @@
-// Alerts that tell a person when a message needs them: anything dead-lettered (transient failures
-// that never cleared), anything parked (CONTRACTS 1.3), a saga waiting in needs-attention, and the
-// app waiting for a role for longer than a role assignment takes to apply.
+// Alerts for every way the pipeline fails, each to the operators' action group, each with a runbook
+// paragraph in docs/operations.md under its name: a message that needs a person (dead-lettered,
+// parked, a saga in needs-attention), the app waiting for a role, a backlog that grows or ages,
+// failed deliveries, sagas that fail or never end, and a throttled store. The log alerts read the
+// app's own telemetry (spans, events, counters); tests/contract/telemetry-names.test.ts holds every
+// name they use to one the app emits.
 
 param namePrefix string
 param location string
@@ -11,6 +14,27 @@ param alertEmail string
 
 param serviceBusNamespaceId string
 param appInsightsId string
+param cosmosAccountId string
+
+@description('The queues a function consumes, whose backlog is watched (parked has no consumer).')
+param ledgerQueueName string = 'ledger'
+param orderTransactionsQueueName string = 'order-transactions'
+
+@description('Active messages a consumed queue may hold throughout 15 minutes before it alerts.')
+@minValue(1)
+param backlogThreshold int = 1000
+
+@description('Minutes an entry forwarded to order-transactions may wait for its first delivery.')
+@minValue(5)
+param forwardWaitMinutes int = 15
+
+@description('Minutes a saga may stay pending, running or compensating before it alerts.')
+@minValue(15)
+param sagaOverdueMinutes int = 60
+
+@description('Requests Cosmos DB may throttle (429) in 15 minutes, per container, before it alerts.')
+@minValue(1)
+param throttledRequestsThreshold int = 100
 
 resource actionGroup 'Microsoft.Insights/actionGroups@2022-04-01' = {
   name: '${namePrefix}-operators'
@@ -36,7 +60,7 @@ resource deadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   location: 'global'
   tags: tags
   properties: {
-    description: 'Messages in a dead-letter sub-queue: transient failures exhausted maxDeliveryCount. Inspect and replay (docs/deploy.md).'
+    description: 'Messages in a dead-letter sub-queue: transient failures exhausted maxDeliveryCount. Inspect and replay (docs/operations.md, dead-lettered).'
     severity: 2
     enabled: true
     scopes: [
@@ -86,7 +110,7 @@ resource parked 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   kind: 'LogAlert'
   properties: {
     displayName: '${namePrefix}: messages parked'
-    description: 'Messages were sent to the parked queue (CONTRACTS 1.3). The reason dimension says why.'
+    description: 'Messages were sent to the parked queue (CONTRACTS 1.3). The reason dimension says why (docs/operations.md, parked).'
     severity: 2
     enabled: true
     scopes: [
@@ -136,7 +160,7 @@ resource sagaNeedsAttention 'Microsoft.Insights/scheduledQueryRules@2023-12-01' 
   kind: 'LogAlert'
   properties: {
     displayName: '${namePrefix}: saga needs attention'
-    description: 'A fulfillment saga could not compensate and waits for a person (review with retry or resolved).'
+    description: 'A fulfillment saga could not compensate and waits for a person (review with retry or resolved; docs/operations.md, saga-needs-attention).'
     severity: 1
     enabled: true
     scopes: [
@@ -179,7 +203,7 @@ resource authorizationPending 'Microsoft.Insights/scheduledQueryRules@2023-12-01
   kind: 'LogAlert'
   properties: {
     displayName: '${namePrefix}: waiting for a role for over 30 minutes'
-    description: 'The app has been refused by Service Bus or Cosmos DB for over 30 minutes: its identity lacks the role the role dimension names, on the resource dimension. Assign it (bicep/modules/roles.bicep), then replay what was dead-lettered (docs/deploy.md).'
+    description: 'The app has been refused by Service Bus or Cosmos DB for over 30 minutes: its identity lacks the role the role dimension names, on the resource dimension. Assign it (bicep/modules/roles.bicep), then replay what was dead-lettered (docs/operations.md, authorization-pending).'
     severity: 1
     enabled: true
     scopes: [
@@ -223,6 +247,391 @@ resource authorizationPending 'Microsoft.Insights/scheduledQueryRules@2023-12-01
         actionGroup.id
       ]
     }
+  }
+}
+
+// ActiveMessages is a gauge per queue (EntityName). Its minimum over 15 minutes above the threshold
+// means the queue never got below it: the functions are not keeping up, or not taking messages.
+resource backlog 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+  name: '${namePrefix}-backlog'
+  location: 'global'
+  tags: tags
+  properties: {
+    description: 'A queue held more than ${backlogThreshold} active messages throughout 15 minutes (docs/operations.md, backlog).'
+    severity: 2
+    enabled: true
+    scopes: [
+      serviceBusNamespaceId
+    ]
+    targetResourceType: 'Microsoft.ServiceBus/namespaces'
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      'odata.type': 'Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria'
+      allOf: [
+        {
+          criterionType: 'StaticThresholdCriterion'
+          name: 'backlog'
+          metricNamespace: 'Microsoft.ServiceBus/namespaces'
+          metricName: 'ActiveMessages'
+          dimensions: [
+            {
+              name: 'EntityName'
+              operator: 'Include'
+              values: [
+                ledgerQueueName
+                orderTransactionsQueueName
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: backlogThreshold
+          timeAggregation: 'Minimum'
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: [
+      {
+        actionGroupId: actionGroup.id
+      }
+    ]
+  }
+}
+
+// How old the oldest ledger message is: Service Bus has no such metric (Microsoft.ServiceBus/namespaces
+// lists ActiveMessages but no message age), and a ledger message carries no span of its own before
+// ledgerProcessor takes it. A ledger queue that never once emptied in 30 minutes stands in for it: a
+// serial queue below its capacity empties between batches, so one that does not is behind or stuck.
+resource ledgerNotDraining 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+  name: '${namePrefix}-ledger-not-draining'
+  location: 'global'
+  tags: tags
+  properties: {
+    description: 'The ledger queue was never empty in 30 minutes: its oldest message may be that old (docs/operations.md, ledger-not-draining).'
+    severity: 3
+    enabled: true
+    scopes: [
+      serviceBusNamespaceId
+    ]
+    targetResourceType: 'Microsoft.ServiceBus/namespaces'
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT30M'
+    criteria: {
+      'odata.type': 'Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria'
+      allOf: [
+        {
+          criterionType: 'StaticThresholdCriterion'
+          name: 'ledger-not-draining'
+          metricNamespace: 'Microsoft.ServiceBus/namespaces'
+          metricName: 'ActiveMessages'
+          dimensions: [
+            {
+              name: 'EntityName'
+              operator: 'Include'
+              values: [
+                ledgerQueueName
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          timeAggregation: 'Minimum'
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: [
+      {
+        actionGroupId: actionGroup.id
+      }
+    ]
+  }
+}
+
+// The age of what waits in order-transactions, from the app's own spans: each entry ledgerProcessor
+// forwards is a `send` span (dependencies) with the message's id, and each delivery of it a `process`
+// span (requests) with the same id, both in the order's trace. An entry sent over the bound ago that
+// no delivery has started is one that has waited at least that long. The deliveries are read over
+// three hours, so a repeat that duplicate detection dropped still finds its first delivery.
+resource forwardWait 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-forward-wait'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: '${namePrefix}: entries waiting over ${forwardWaitMinutes} minutes in order-transactions'
+    description: 'Entries forwarded to order-transactions over ${forwardWaitMinutes} minutes ago have not been delivered (docs/operations.md, forward-wait).'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsightsId
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT1H'
+    overrideQueryTimeRange: 'PT3H'
+    criteria: {
+      allOf: [
+        {
+          query: format(
+            '''
+let delivered = requests
+    | where tostring(customDimensions['messaging.destination.name']) == 'order-transactions'
+        and tostring(customDimensions['messaging.operation.type']) == 'process'
+    | distinct messageId = tostring(customDimensions['messaging.message.id']);
+dependencies
+| where timestamp between (ago(1h) .. ago({0}m)) and success == true
+| where tostring(customDimensions['messaging.destination.name']) == 'order-transactions'
+    and tostring(customDimensions['messaging.operation.type']) == 'send'
+| extend messageId = tostring(customDimensions['messaging.message.id'])
+| join kind=leftanti delivered on messageId
+| summarize waiting = dcount(messageId), oldestSentAt = min(timestamp)
+| where waiting > 0
+''',
+            forwardWaitMinutes
+          )
+          timeAggregation: 'Count'
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: {
+      actionGroups: [
+        actionGroup.id
+      ]
+    }
+  }
+}
+
+// A delivery that failed (its span ended in error: the message goes back, and after maxDeliveryCount
+// deliveries to the dead-letter sub-queue) or an HTTP function that answered 5xx. Transient failures
+// ridden out inside a delivery do not fail it; the saga's activities have their own alerts.
+resource functionFailures 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-function-failures'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: '${namePrefix}: function failures'
+    description: 'A Service Bus delivery failed or an HTTP function answered 5xx; the functionName dimension names it (docs/operations.md, function-failures).'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsightsId
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: 'requests | where success == false | where tostring(customDimensions[\'messaging.operation.type\']) == \'process\' or toint(resultCode) >= 500 | extend functionName = tostring(customDimensions[\'faas.name\'])'
+          timeAggregation: 'Count'
+          dimensions: [
+            {
+              name: 'functionName'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: false
+    actions: {
+      actionGroups: [
+        actionGroup.id
+      ]
+    }
+  }
+}
+
+// A saga that failed: the app's orchestrations do not end Failed by design (a refusal compensates, a
+// compensation that keeps failing waits for a person, a status write is retried until it lands), so a
+// failed saga is one that compensated because a step's retries ran out (its reason reads `<step>
+// failed after <n> attempts: ...`): a downstream service was out for longer than the retry policy.
+// One that crashed or hangs is the overdue alert below.
+resource sagaFailed 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-saga-failed'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: '${namePrefix}: saga failed, retries ran out'
+    description: 'A saga compensated because a step kept failing transiently until its retries ran out; the step dimension names it (docs/operations.md, saga-failed).'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsightsId
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      allOf: [
+        {
+          query: 'customEvents | where name == \'Saga.compensated\' | extend reason = tostring(customDimensions.reason) | where reason has \'failed after\' | extend step = tostring(split(reason, \' \')[0])'
+          timeAggregation: 'Count'
+          dimensions: [
+            {
+              name: 'step'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: false
+    actions: {
+      actionGroups: [
+        actionGroup.id
+      ]
+    }
+  }
+}
+
+// A saga pending (submitted, `OrderSubmitted`, but no status recorded) or running or compensating for
+// longer than the bound, from its own events: each status change is a `Saga.<status>` event with the
+// order id. Durable's own instance status is not in Application Insights. Needs-attention sagas wait
+// for a person and have their own alert. The query reads two days back.
+resource sagaOverdue 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-saga-overdue'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: '${namePrefix}: saga pending or running over ${sagaOverdueMinutes} minutes'
+    description: 'Sagas have been pending, running or compensating for over ${sagaOverdueMinutes} minutes; the status dimension says which (docs/operations.md, saga-overdue).'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsightsId
+    ]
+    evaluationFrequency: 'PT15M'
+    windowSize: 'PT15M'
+    overrideQueryTimeRange: 'P2D'
+    criteria: {
+      allOf: [
+        {
+          query: format(
+            '''
+let events = customEvents
+    | where name == 'OrderSubmitted' or name startswith 'Saga.'
+    | extend orderId = tostring(customDimensions.orderId);
+let submitted = events | where name == 'OrderSubmitted' | summarize submittedAt = min(timestamp) by orderId;
+let latest = events | where name startswith 'Saga.' | summarize arg_max(timestamp, name) by orderId;
+submitted
+| join kind=fullouter latest on orderId
+| extend orderId = coalesce(orderId, orderId1), status = iff(isempty(name), 'pending', substring(name, 5)),
+    since = iff(isempty(name), submittedAt, timestamp)
+| where status in ('pending', 'running', 'compensating') and since < ago({0}m)
+| project orderId, status, since
+''',
+            sagaOverdueMinutes
+          )
+          timeAggregation: 'Count'
+          dimensions: [
+            {
+              name: 'status'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: {
+      actionGroups: [
+        actionGroup.id
+      ]
+    }
+  }
+}
+
+// Requests Cosmos DB refused with 429 (Microsoft Learn, "Monitoring data reference for Azure Cosmos
+// DB": TotalRequests, aggregation Count, dimensions StatusCode and CollectionName). The client
+// retries them (src/adapters/handler-time.ts), so a few are harmless; many mean the account's
+// throughput is what limits the convoy.
+resource throttled 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+  name: '${namePrefix}-cosmos-throttled'
+  location: 'global'
+  tags: tags
+  properties: {
+    description: 'Cosmos DB throttled more than ${throttledRequestsThreshold} requests (429) of a container in 15 minutes (docs/operations.md, cosmos-throttled).'
+    severity: 3
+    enabled: true
+    scopes: [
+      cosmosAccountId
+    ]
+    targetResourceType: 'Microsoft.DocumentDB/databaseAccounts'
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      'odata.type': 'Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria'
+      allOf: [
+        {
+          criterionType: 'StaticThresholdCriterion'
+          name: 'throttled'
+          metricNamespace: 'Microsoft.DocumentDB/databaseAccounts'
+          metricName: 'TotalRequests'
+          dimensions: [
+            {
+              name: 'StatusCode'
+              operator: 'Include'
+              values: [
+                '429'
+              ]
+            }
+            {
+              name: 'CollectionName'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: throttledRequestsThreshold
+          timeAggregation: 'Count'
+        }
+      ]
+    }
+    autoMitigate: true
+    actions: [
+      {
+        actionGroupId: actionGroup.id
+      }
+    ]
   }
 }
 

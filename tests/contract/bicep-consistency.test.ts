@@ -1,13 +1,15 @@
 /**
  * The Bicep and the code must describe the same app: the settings the code reads are the settings
  * the Function App gets, the queues and the container are the ones of docs/messages.md and docs/architecture.md decision 3, and
- * no key or connection string is anywhere, and the Node version deployed is one the code supports.
+ * no key or connection string is anywhere, and the Node version deployed is one the code supports;
+ * the operations workbook is deployed from its JSON in bicep/workbooks, and every alert reaches the
+ * operators and has its runbook in docs/operations.md.
  * The real compiler checks the Bicep itself (tests/contract/bicep-compiler.test.ts); these checks
  * are what it cannot know. Each is a small function over the .bicep text; the second half of the
  * file feeds the checks copies changed on one side only and proves that each one fails.
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { SETTING } from '../../src/adapters/settings';
 import { QUEUE, QUEUE_FLAGS } from '../../src/services/queues';
 import { ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH } from '../../src/services/order-documents';
@@ -482,6 +484,106 @@ function checkPrivateNetworking(files: readonly BicepFile[]): string[] {
   return problems;
 }
 
+/**
+ * (j) The operations workbook: one shared workbook of category `workbook` on the Application Insights
+ * resource of its module, named by `guid()` (the resource type takes a GUID; a stable one updates it
+ * on the next deployment), its `serializedData` the JSON file `loadTextContent` reads, a Notebook/1.0
+ * workbook, each `__PLACEHOLDER__` in it filled by a `replace` and none filled that it lacks.
+ */
+function checkWorkbook(
+  files: readonly BicepFile[],
+  readFile: (path: string) => string | undefined,
+): string[] {
+  const workbooks = declared(files, 'Microsoft.Insights/workbooks');
+  if (workbooks.length !== 1) return [`expected one Microsoft.Insights/workbooks, found ${workbooks.length}`];
+  const [workbook] = workbooks;
+  const problems: string[] = [];
+  if (!/^guid\(/.test(property(workbook.body, 'name') ?? ''))
+    problems.push('the workbook is not named by guid(): the resource type takes a GUID');
+  if (literalProperty(workbook.body, 'category') !== 'workbook')
+    problems.push("the workbook's category is not 'workbook'");
+  if (literalProperty(workbook.body, 'kind') !== 'shared')
+    problems.push("the workbook's kind is not 'shared'");
+  const file = files.find((candidate) => candidate.path === workbook.file);
+  const components = declared(
+    files.filter((candidate) => candidate.path === workbook.file),
+    'Microsoft.Insights/components',
+  ).map((block) => `${block.symbol}.id`);
+  if (!components.includes(property(workbook.body, 'sourceId') ?? ''))
+    problems.push("the workbook's sourceId is not the Application Insights resource of its module");
+  if (property(workbook.body, 'serializedData') === undefined)
+    problems.push('the workbook has no serializedData');
+  const text = file === undefined ? '' : stripComments(file.text);
+  const loads = [...text.matchAll(/loadTextContent\(\s*'([^']+)'\s*\)/g)].map((match) => match[1]);
+  if (loads.length !== 1)
+    return [...problems, `expected one loadTextContent in ${workbook.file}, found ${loads.length}`];
+  const jsonPath = join(dirname(workbook.file), loads[0]);
+  const json = readFile(jsonPath);
+  if (json === undefined) return [...problems, `${jsonPath} does not exist`];
+  let parsed: { version?: unknown; items?: unknown };
+  try {
+    parsed = JSON.parse(json) as typeof parsed;
+  } catch (error) {
+    return [...problems, `${jsonPath} is not JSON: ${String(error)}`];
+  }
+  if (parsed.version !== 'Notebook/1.0' || !Array.isArray(parsed.items) || parsed.items.length === 0)
+    problems.push(`${jsonPath} is not a Notebook/1.0 workbook with items`);
+  const placeholders = new Set([...json.matchAll(/__[A-Z][A-Z_]*__/g)].map((match) => match[0]));
+  // The placeholders are string literals of the module only as the second argument of a replace().
+  const filled = new Set([...text.matchAll(/'(__[A-Z][A-Z_]*__)'/g)].map((match) => match[1]));
+  for (const placeholder of placeholders) {
+    if (!filled.has(placeholder))
+      problems.push(`${jsonPath} has ${placeholder}, which ${workbook.file} leaves as it is`);
+  }
+  for (const placeholder of filled) {
+    if (!placeholders.has(placeholder))
+      problems.push(`${workbook.file} fills ${placeholder}, which ${jsonPath} lacks`);
+  }
+  return problems;
+}
+
+/**
+ * (k) Every alert is enabled, sends to an action group of the templates, and has its runbook in
+ * docs/operations.md: a heading `### \`<prefix>-<name>\``, as the alert is named `${namePrefix}-<name>`;
+ * the runbook has no heading for an alert that does not exist.
+ */
+function checkAlerts(files: readonly BicepFile[], runbook: string): string[] {
+  const alerts = [
+    ...declared(files, 'Microsoft.Insights/metricAlerts'),
+    ...declared(files, 'Microsoft.Insights/scheduledQueryRules'),
+  ];
+  if (alerts.length === 0) return ['no alert is declared'];
+  const groups = declared(files, 'Microsoft.Insights/actionGroups').map((block) => `${block.symbol}.id`);
+  const problems: string[] = [];
+  const names: string[] = [];
+  for (const alert of alerts) {
+    const name = /^'\$\{namePrefix\}-([a-z0-9-]+)'$/.exec(property(alert.body, 'name') ?? '')?.[1];
+    if (name === undefined) {
+      problems.push(`alert ${alert.symbol} is not named '\${namePrefix}-<name>'`);
+      continue;
+    }
+    names.push(name);
+    if (booleanProperty(alert.body, 'enabled') !== true) problems.push(`alert ${name} is not enabled`);
+    const actions = /\bactions\s*:\s*[[{]/.exec(alert.body);
+    const sent =
+      actions === null
+        ? ''
+        : alert.body.slice(
+            actions.index,
+            closingBracket(alert.body, actions.index + actions[0].length - 1) + 1,
+          );
+    if (!groups.some((group) => sent.includes(group)))
+      problems.push(`alert ${name} sends to no action group`);
+    if (!runbook.includes(`### \`<prefix>-${name}\``))
+      problems.push(`alert ${name} has no runbook section in docs/operations.md`);
+  }
+  for (const match of runbook.matchAll(/^### `<prefix>-([a-z0-9-]+)`/gm)) {
+    if (!names.includes(match[1]))
+      problems.push(`docs/operations.md has a runbook for ${match[1]}, which is no alert`);
+  }
+  return problems;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function readBicepFiles(dir: string): BicepFile[] {
@@ -502,6 +604,15 @@ const ENGINES: string = (
   JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }
 ).engines.node;
 const LOCAL_SAMPLE: unknown = JSON.parse(readFileSync(join(ROOT, 'local.settings.sample.json'), 'utf8'));
+const RUNBOOK = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+/** A repository file's text, or undefined when there is none. */
+function readRepositoryFile(path: string): string | undefined {
+  try {
+    return readFileSync(join(ROOT, path), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
 
 /** A copy of the files with one file's text changed; fails if the edit changed nothing. */
 function edit(files: readonly BicepFile[], path: string, change: (text: string) => string): BicepFile[] {
@@ -585,6 +696,15 @@ describe('the Bicep agrees with the code', () => {
   it('(f) deploys Node 22, a version package.json engines accepts', () => {
     expect(checkNodeRuntime(TEMPLATES, ENGINES)).toEqual([]);
     expect(ENGINES).toMatch(/\^22\./);
+  });
+
+  it('(j) deploys the operations workbook from bicep/workbooks, every placeholder filled', () => {
+    expect(checkWorkbook(TEMPLATES, readRepositoryFile)).toEqual([]);
+  });
+
+  it('(k) sends every alert to the operators, each with its runbook in docs/operations.md', () => {
+    expect(checkAlerts(TEMPLATES, RUNBOOK)).toEqual([]);
+    expect(declared(TEMPLATES, 'Microsoft.Insights/scheduledQueryRules').length).toBeGreaterThanOrEqual(7);
   });
 });
 
@@ -827,5 +947,64 @@ describe('each check fails when one side changes', () => {
       text.replace("groupId: 'table'", "groupId: 'file'"),
     );
     expect(checkPrivateNetworking(noTable)).toEqual(['no private endpoint for sub-resource table']);
+  });
+
+  it('(j) a workbook named, placed or filled otherwise', () => {
+    const monitoring = 'modules/monitoring.bicep';
+    const named = edit(TEMPLATES, monitoring, (text) =>
+      text.replace("name: guid(appInsights.id, 'operations-workbook')", "name: 'operations'"),
+    );
+    expect(checkWorkbook(named, readRepositoryFile)).toEqual([
+      'the workbook is not named by guid(): the resource type takes a GUID',
+    ]);
+    const category = edit(TEMPLATES, monitoring, (text) =>
+      text.replace("category: 'workbook'", "category: 'sentinel'"),
+    );
+    expect(checkWorkbook(category, readRepositoryFile)).toEqual([
+      "the workbook's category is not 'workbook'",
+    ]);
+    const source = edit(TEMPLATES, monitoring, (text) =>
+      text.replace('sourceId: appInsights.id', 'sourceId: workspace.id'),
+    );
+    expect(checkWorkbook(source, readRepositoryFile)).toEqual([
+      "the workbook's sourceId is not the Application Insights resource of its module",
+    ]);
+    const unfilled = edit(TEMPLATES, monitoring, (text) =>
+      text.replace("'__COSMOS_ACCOUNT_ID__'", "'__COSMOS_ID__'"),
+    );
+    expect(checkWorkbook(unfilled, readRepositoryFile)).toEqual([
+      'bicep/workbooks/operations.workbook.json has __COSMOS_ACCOUNT_ID__, which bicep/modules/monitoring.bicep leaves as it is',
+      'bicep/modules/monitoring.bicep fills __COSMOS_ID__, which bicep/workbooks/operations.workbook.json lacks',
+    ]);
+    const missing = edit(TEMPLATES, monitoring, (text) =>
+      text.replace('../workbooks/operations.workbook.json', '../dashboards/operations.workbook.json'),
+    );
+    expect(checkWorkbook(missing, readRepositoryFile)).toEqual([
+      'bicep/dashboards/operations.workbook.json does not exist',
+    ]);
+    expect(
+      checkWorkbook(TEMPLATES, (path) =>
+        path.endsWith('.json') ? '{"version": "Notebook/1.0"}' : undefined,
+      ),
+    ).toContain('bicep/workbooks/operations.workbook.json is not a Notebook/1.0 workbook with items');
+  });
+
+  it('(k) an alert without its action group or its runbook, and a runbook without its alert', () => {
+    const alerts = 'modules/alerts.bicep';
+    const silent = edit(TEMPLATES, alerts, (text) =>
+      replaceAfter(text, "name: '${namePrefix}-saga-overdue'", 'actionGroup.id', "'/none'"),
+    );
+    expect(checkAlerts(silent, RUNBOOK)).toEqual(['alert saga-overdue sends to no action group']);
+    const renamed = edit(TEMPLATES, alerts, (text) =>
+      text.replace("name: '${namePrefix}-backlog'", "name: '${namePrefix}-queue-backlog'"),
+    );
+    expect(checkAlerts(renamed, RUNBOOK)).toEqual([
+      'alert queue-backlog has no runbook section in docs/operations.md',
+      'docs/operations.md has a runbook for backlog, which is no alert',
+    ]);
+    const disabled = edit(TEMPLATES, alerts, (text) =>
+      replaceAfter(text, "name: '${namePrefix}-cosmos-throttled'", 'enabled: true', 'enabled: false'),
+    );
+    expect(checkAlerts(disabled, RUNBOOK)).toEqual(['alert cosmos-throttled is not enabled']);
   });
 });

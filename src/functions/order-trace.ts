@@ -114,7 +114,7 @@ export interface InvocationSpan {
   kind: SpanKind;
   /** The order the invocation works for: its span belongs to the order's trace. */
   orderId?: string;
-  /** Trace contexts the invocation came with, the nearest first: the message's, then the host's. */
+  /** Trace contexts the invocation came with, the nearest first: the host's span, then the message's. */
   incoming: ReadonlyArray<SpanContext | undefined>;
   attributes?: Attributes;
 }

@@ -2,7 +2,8 @@
  * When each entry met its outcome, for the picture of a run (`npm start --html`). It listens to
  * the telemetry the Service Bus functions already emit (the same calls Application Insights gets
  * on Azure) and keeps one small record per outcome with the time it was seen: nothing is added to
- * the functions themselves, and a run that asks for no picture records nothing.
+ * the functions themselves, and a run that asks for no picture records nothing. While `watch`
+ * runs it also samples the load (sessions held, messages waiting) a few times a second.
  */
 import type { Telemetry, TelemetryProperties } from '../src/services/ports';
 import { QUEUE } from '../src/services/queues';
@@ -23,12 +24,46 @@ export interface TimelineRecord {
   queue: string | null;
 }
 
+/** The load at one moment of the run. */
+export interface Load {
+  /** Sessions of order-transactions the host holds. */
+  orderSessions: number;
+  /** Entries waiting or locked on order-transactions. */
+  entriesWaiting: number;
+  /** Ledger messages waiting or locked. */
+  ledgerWaiting: number;
+  /** Orchestrations started and not yet finished and purged. */
+  sagasInFlight: number;
+}
+
+export interface LoadSample extends Load {
+  /** Milliseconds since the recorder started. */
+  at: number;
+}
+
+export interface Watching {
+  /** Takes a last sample and stops. */
+  stop(): void;
+}
+
+/** How often the load is sampled at first: a run of a second still gets some 40 samples. */
+export const LOAD_INTERVAL_MS = 25;
+/**
+ * Most samples kept: past it every other one goes and the interval doubles, so a run of any length
+ * keeps between half and all of this many, evenly spread.
+ */
+export const MAX_LOAD_SAMPLES = 1000;
+
 export interface TimelineRecorder {
   /** `Date.now()` when it started: `at` counts from here. */
   startedAt: number;
   records: readonly TimelineRecord[];
+  /** The load over time, oldest first, while `watch` ran. */
+  samples: readonly LoadSample[];
   /** The telemetry to hand to the functions: records what it sees, then passes every call on. */
   wrap(telemetry: Telemetry): Telemetry;
+  /** Samples `read` until stopped (its timer does not keep the process alive). */
+  watch(read: () => Load): Watching;
 }
 
 const METRIC_KINDS = new Map<string, TimelineKind>([
@@ -48,6 +83,7 @@ function number(value: TelemetryProperties[string]): number | null {
 export function createTimelineRecorder(now: () => number = Date.now): TimelineRecorder {
   const started = now();
   const records: TimelineRecord[] = [];
+  const samples: LoadSample[] = [];
   const record = (kind: TimelineKind, count: number, properties: TelemetryProperties): void => {
     records.push({
       kind,
@@ -67,6 +103,36 @@ export function createTimelineRecorder(now: () => number = Date.now): TimelineRe
   return {
     startedAt: started,
     records,
+    samples,
+    watch(read) {
+      let interval = LOAD_INTERVAL_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const start = (): void => {
+        timer = setInterval(sample, interval);
+        timer.unref();
+      };
+      function sample(): void {
+        samples.push({ at: now() - started, ...read() });
+        if (samples.length < MAX_LOAD_SAMPLES) return;
+        // Every other sample goes, the newest stays: the spacing doubles, and so does the interval.
+        const kept = samples.filter((_, index) => (samples.length - 1 - index) % 2 === 0);
+        samples.splice(0, samples.length, ...kept);
+        interval *= 2;
+        if (timer === undefined) return;
+        clearInterval(timer);
+        start();
+      }
+      sample();
+      start();
+      return {
+        stop() {
+          if (timer === undefined) return;
+          clearInterval(timer);
+          timer = undefined;
+          sample();
+        },
+      };
+    },
     wrap(telemetry) {
       return {
         trace: (level, message, properties) => telemetry.trace(level, message, properties),

@@ -9,7 +9,7 @@
  *   and session locks for at most this long.
  */
 export const HOST_SETTINGS = {
-  functionTimeout: '00:10:00',
+  functionTimeout: '00:05:00',
   maxAutoLockRenewalDuration: '00:05:00',
 } as const;
 

@@ -123,7 +123,8 @@ export const HELP = flagHelp(
   [
     'faults: duplicate, crashAfterCommit, transient, reorder, activityTransient... take a probability',
     'between 0 and 1 (duplicate=0.1); the outages storeOutage, sendOutage, durableOutage take',
-    'seconds (storeOutage=30: the dependency down that long). Exit codes: 0 the run completed,',
+    'seconds (storeOutage=30: the dependency down that long), and authorizationDelay too (the',
+    "app's roles not yet in effect that long from the start). Exit codes: 0 the run completed,",
     '2 a flag, file or input line it cannot use (named in one line).',
   ].join('\n'),
 );

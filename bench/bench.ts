@@ -14,7 +14,7 @@ import { UsageError } from '../local/cli/start-args';
 import { runMain } from '../tools/cli/run-main';
 import { type BenchOptions, BENCH_DEFAULTS, type BenchRow, type BenchResult } from './results';
 import { type RunSetup, runConvoy, runNaive, rowOf } from './runs';
-import { fixed, evaluateTargets } from './targets';
+import { fixed, evaluateTargets, requestUnitTargets } from './targets';
 import { formatBench } from './format';
 import { BENCH_USAGE, parseBenchArgs } from './args';
 import { sessionTable, sessionTableOptions } from './session-table';
@@ -217,6 +217,7 @@ async function measure(
     targets: [
       ...(options.only === undefined ? evaluateTargets(rows) : []),
       ...orderLengthTargets(orderLength ?? []),
+      ...requestUnitTargets(orderLength ?? []),
       ...hostSettingsTargets(hostSettings),
       ...deploymentSizingTargets(deployment, bicep),
       ...npmStartTargets(npmStart),

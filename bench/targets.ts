@@ -8,6 +8,30 @@ export function appCpuMicrosPerMessage(row: BenchRow): number | null {
   return row.twin === null ? null : row.cpuMicrosPerMessage - row.twin.cpuMicrosPerMessage;
 }
 
+/** The most request units one entry may cost, by the store meter's estimate (./request-units), in orders of `RU_TARGET_ENTRIES_PER_ORDER`. */
+export const MAX_REQUEST_UNITS_PER_ENTRY = 10;
+
+/** The order length the request-unit target is judged at: the sample's, the one that sizes the deployment. */
+export const RU_TARGET_ENTRIES_PER_ORDER = 10;
+
+/**
+ * What an entry costs the store: the order-length row of 10-entry orders at most
+ * MAX_REQUEST_UNITS_PER_ENTRY estimated RU. No target without that row.
+ */
+export function requestUnitTargets(
+  rows: ReadonlyArray<{ entriesPerOrder: number; requestUnitsPerEntry: number }>,
+): BenchTarget[] {
+  const row = rows.find((found) => found.entriesPerOrder === RU_TARGET_ENTRIES_PER_ORDER);
+  if (row === undefined) return [];
+  return [
+    {
+      target: `order length: <= ${MAX_REQUEST_UNITS_PER_ENTRY} estimated RU per entry in orders of ${RU_TARGET_ENTRIES_PER_ORDER} entries`,
+      pass: row.requestUnitsPerEntry <= MAX_REQUEST_UNITS_PER_ENTRY,
+      detail: `${fixed(row.requestUnitsPerEntry)} RU per entry`,
+    },
+  ];
+}
+
 /** The sessions of the convoy row the efficiency target judges. */
 export const TARGET_SESSIONS = 16;
 

@@ -3,7 +3,7 @@
  * the app is measured against its runtime-only twin (its CPU and its speed), not against the
  * runtime's own cost.
  */
-import { evaluateTargets } from '../../bench/targets';
+import { evaluateTargets, requestUnitTargets } from '../../bench/targets';
 import type { BenchRow } from '../../bench/results';
 import { convoyRow } from '../support/bench-row';
 
@@ -48,5 +48,24 @@ describe('the bench targets', () => {
     expect(zero(500.1, 300).pass).toBe(false);
     expect(zero(500, 300).detail).toMatch(/^200\.0 µs \(500\.0 less the twin's 300\.0\), so 5000 msg\/s/);
     expect(zero(150, 100).pass).toBe(true);
+  });
+});
+
+describe('the request-unit target', () => {
+  const row = (entriesPerOrder: number, requestUnitsPerEntry: number) => ({
+    entriesPerOrder,
+    requestUnitsPerEntry,
+  });
+
+  it('holds an entry of a 10-entry order to 10 estimated RU', () => {
+    const at = (units: number) => requestUnitTargets([row(50, 1), row(10, units)])[0];
+    expect(at(10).pass).toBe(true);
+    expect(at(10.01).pass).toBe(false);
+    expect(at(17.65).detail).toBe('17.65 RU per entry');
+  });
+
+  it('judges only the row of 10-entry orders, and nothing without it', () => {
+    expect(requestUnitTargets([row(50, 1), row(200, 1)])).toEqual([]);
+    expect(requestUnitTargets([row(10, 9), row(50, 30)]).map((target) => target.pass)).toEqual([true]);
   });
 });

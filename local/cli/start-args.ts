@@ -28,6 +28,7 @@ export interface CliOptions {
   input: string | undefined;
   report: string | undefined;
   html: string | undefined;
+  traces: string | undefined;
   seed: number;
   faults: FaultSpec;
   maxConcurrentSessions: number;
@@ -55,6 +56,12 @@ export const START_FLAGS: readonly FlagSpec[] = [
     name: 'html',
     value: 'FILE',
     meaning: 'write one self-contained page picturing the run (no network)',
+    default: 'none',
+  },
+  {
+    name: 'traces',
+    value: 'FILE',
+    meaning: "write every span of the run, one JSON object a line: each order's spans share one trace",
     default: 'none',
   },
   {
@@ -180,6 +187,7 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     input: stringFlag(parsed, 'input'),
     report: stringFlag(parsed, 'report'),
     html: stringFlag(parsed, 'html'),
+    traces: stringFlag(parsed, 'traces'),
     seed: integer('seed', 0) ?? EMBEDDED_DEFAULTS.seed,
     faults,
     maxConcurrentSessions: integer('max-concurrent-sessions', 1) ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
@@ -190,14 +198,16 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     quiet: parsed.values.has('quiet'),
   };
   if (options.help) return options;
-  if (options.report !== undefined) checkOutputPath('--report', options.report);
-  if (options.html !== undefined) checkOutputPath('--html', options.html);
-  if (
-    options.report !== undefined &&
-    options.html !== undefined &&
-    resolve(options.report) === resolve(options.html)
-  ) {
-    throw new UsageError(`--report and --html both name ${options.html}; give two files`);
+  // The files the run writes: each one a file it can write, and no two the same.
+  const outputs = (['report', 'html', 'traces'] as const).flatMap((name) => {
+    const path = options[name];
+    return path === undefined ? [] : [{ flag: `--${name}`, path }];
+  });
+  for (const { flag, path } of outputs) checkOutputPath(flag, path);
+  for (const [index, { flag, path }] of outputs.entries()) {
+    const same = outputs.slice(index + 1).find((later) => resolve(later.path) === resolve(path));
+    if (same !== undefined)
+      throw new UsageError(`${flag} and ${same.flag} both name ${same.path}; give two files`);
   }
   return options;
 }

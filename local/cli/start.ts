@@ -12,11 +12,13 @@ import { createEmbeddedApp, type EmbeddedAppOptions } from '../app';
 import { snapshotOf, startProgress } from './progress';
 import { summary } from './summary';
 import { createTimelineRecorder } from '../timeline';
-import { buildRunPicture } from './run-picture';
+import { buildRunPicture, loadOf } from './run-picture';
 import { renderHtml } from './html-report';
 import { runMain } from '../../tools/cli/run-main';
 import { writeJsonFile } from '../../tools/cli/json-file';
 import { backlogOf, waitForRoom } from './pacing';
+import { startTraceFile } from '../trace-file';
+import type { Tracing } from '../../src/adapters/tracing';
 
 /** The package root, found from here whether this runs compiled (dist/local/cli) or from source. */
 function packageRoot(): string {
@@ -103,6 +105,22 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
   }
 
+  let tracing: Tracing | undefined;
+  try {
+    tracing = options.traces === undefined ? undefined : startTraceFile(options.traces);
+  } catch (error) {
+    process.stderr.write(`npm start: could not write --traces ${options.traces}: ${errorMessage(error)}\n`);
+    return 2;
+  }
+  try {
+    return await run(options, input);
+  } finally {
+    // Every span is on disk once it ended; this closes the file.
+    await tracing?.shutdown();
+  }
+}
+
+async function run(options: CliOptions, input: Input): Promise<number> {
   const started = Date.now();
   // Only a run asked for its picture records when each entry met its outcome.
   const timeline = options.html === undefined ? undefined : createTimelineRecorder();
@@ -119,6 +137,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     ...(timeline === undefined ? {} : { instrument: { telemetry: timeline.wrap } }),
     log: () => undefined,
   });
+  const watching = timeline?.watch(() => loadOf(app));
   const totalEntries = input.survey.entries;
   const progress = startProgress(() => snapshotOf(app), {
     totalEntries,
@@ -142,6 +161,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     await app.drain();
   } finally {
     progress.stop();
+    watching?.stop();
   }
   const report = await app.report();
   const picture =

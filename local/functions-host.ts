@@ -63,8 +63,9 @@ export interface FunctionsHostOptions {
    * default: the embedded broker is in process). On Azure a pump waits for each of these calls before
    * it goes on (azure-sdk-for-net `sdk/servicebus/Azure.Messaging.ServiceBus/src/Processor/ReceiverManager.cs`,
    * `ReceiveAndProcessMessagesAsync` / `ProcessOneMessage`, and `SessionReceiverManager.cs`): the
-   * receive of a message (host.json `prefetchCount` 0, so each receive grants the link one credit
-   * and waits for the transfer), the settlement the extension makes after the function returns
+   * receive of a message (the embedded pumps do not prefetch, as host.json's `prefetchCount` 0 would:
+   * each receive grants the link one credit and waits for the transfer; bench/session-model.ts models
+   * the shipped prefetch), the settlement the extension makes after the function returns
    * (`autoCompleteMessages`: complete, or abandon after a throw), and a session slot's accept of its
    * next session. One round trip each; sends are the functions' own and not counted here.
    */

@@ -33,7 +33,7 @@ import { recordEnd, recordStatus, type SagaOutcome } from './saga/status';
 
 export type { SagaPolicy, SagaOutcome };
 
-/** The saga of one submitted order, instance `fulfill-<orderId>`. */
+/** The saga of one submitted order, instance `fulfillmentInstanceId(orderId)` (docs/saga.md, "Instance ids"). */
 export function* fulfillOrder(context: OrchestrationContext, policy: SagaPolicy): Flow<SagaOutcome> {
   const run = sagaRun(context, policy, context.df.getInput() as FulfillmentInput);
   const { ended } = yield* recordStatus(run, 'running', null, { begin: true });

@@ -137,7 +137,7 @@ export interface OrderLineInput {
 }
 
 export interface FulfillmentStarter {
-  /** Starts `fulfillOrder` with instance id `fulfill-<orderId>`; starting it again is a no-op. */
+  /** Starts `fulfillOrder` under the order's instance id (`fulfillmentInstanceId`); starting it again is a no-op. */
   start(input: FulfillmentInput): Promise<void>;
 }
 

@@ -78,6 +78,32 @@ function orderEntries(orderId: string, k: number, int: (min: number, max: number
   return entries;
 }
 
+/**
+ * The orders' entries as a ledger carries them: interleaved over a rolling window of `openOrders`
+ * orders, each order's entries in their own order; `int` draws the next order from the window.
+ */
+export function interleaveOrders<T>(
+  perOrder: readonly (readonly T[])[],
+  openOrders: number,
+  int: (min: number, max: number) => number,
+): T[] {
+  const stream: T[] = [];
+  const open: Array<{ order: number; next: number }> = [];
+  let opened = 0;
+  while (open.length < openOrders && opened < perOrder.length) open.push({ order: opened++, next: 0 });
+  while (open.length > 0) {
+    const at = int(0, open.length - 1);
+    const slot = open[at];
+    stream.push(perOrder[slot.order][slot.next]);
+    slot.next += 1;
+    if (slot.next === perOrder[slot.order].length) {
+      if (opened < perOrder.length) open[at] = { order: opened++, next: 0 };
+      else open.splice(at, 1);
+    }
+  }
+  return stream;
+}
+
 export function generateBenchWorkload(options: BenchWorkloadOptions): BenchWorkload {
   const { orders, entriesPerOrder: k, batchSize, activeOrders, seed } = options;
   if (orders < 1 || k < 2 || batchSize < 1 || activeOrders < 1) {
@@ -90,20 +116,7 @@ export function generateBenchWorkload(options: BenchWorkloadOptions): BenchWorkl
     orderEntries(`O-${String(o).padStart(width, '0')}`, k, int),
   );
 
-  const entries: Entry[] = [];
-  const open: Array<{ order: number; next: number }> = [];
-  let opened = 0;
-  while (open.length < activeOrders && opened < orders) open.push({ order: opened++, next: 0 });
-  while (open.length > 0) {
-    const at = int(0, open.length - 1);
-    const slot = open[at];
-    entries.push(perOrder[slot.order][slot.next]);
-    slot.next += 1;
-    if (slot.next === k) {
-      if (opened < orders) open[at] = { order: opened++, next: 0 };
-      else open.splice(at, 1);
-    }
-  }
+  const entries = interleaveOrders(perOrder, activeOrders, int);
 
   const ledger: LedgerInput[] = [];
   const batchOf = new Map<string, string>();

@@ -10,6 +10,7 @@
  */
 import type { Entry } from '../../src/domain/entry';
 import { seededRandom } from '../../local/faults';
+import { interleaveOrders } from '../../bench/workload';
 
 export interface PictureWorkloadOptions {
   orders: number;
@@ -114,20 +115,7 @@ export function generatePictureWorkload(options: PictureWorkloadOptions): Pictur
   );
 
   // Interleaved over a rolling window of open orders, each order's entries in their own order.
-  const stream: unknown[] = [];
-  const open: Array<{ order: number; next: number }> = [];
-  let opened = 0;
-  while (open.length < openOrders && opened < orders) open.push({ order: opened++, next: 0 });
-  while (open.length > 0) {
-    const at = int(0, open.length - 1);
-    const slot = open[at];
-    stream.push(perOrder[slot.order][slot.next]);
-    slot.next += 1;
-    if (slot.next === perOrder[slot.order].length) {
-      if (opened < orders) open[at] = { order: opened++, next: 0 };
-      else open.splice(at, 1);
-    }
-  }
+  const stream: unknown[] = interleaveOrders<unknown>(perOrder, openOrders, int);
   // An entry naming no order: the ledger parks it invalid.
   stream.splice(Math.floor(stream.length / 3), 0, {
     transactionId: 'T-no-order',

@@ -4,6 +4,7 @@
  */
 import { createEmbeddedStore, type EmbeddedStore } from './store/document-store';
 import { createRecordingTelemetry, type RecordedTelemetry } from './recording-telemetry';
+import type { MeasuredTelemetry } from './telemetry-bytes';
 import {
   createBuiltInDownstream,
   DOWNSTREAM_CONTAINER,
@@ -124,6 +125,8 @@ export interface EmbeddedAppOptions {
   purgeFinishedAfterMs?: number;
   /** false: `telemetry` keeps the metric totals and a bounded tail, not every record (long runs). */
   keepTelemetryRecords?: boolean;
+  /** Measures what the app would export to Application Insights, for the report (./telemetry-bytes.ts). */
+  measureTelemetry?: MeasuredTelemetry;
   /** Orders the convoy's cache holds (src/services/convoy/order-cache.ts); its own default unless given. */
   orderCacheCapacity?: number;
   /**
@@ -217,7 +220,10 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     withSendOutage(producer, sendOutage, outageQueues),
     authorization,
   );
-  const telemetry = createRecordingTelemetry({ keepRecords: options.keepTelemetryRecords });
+  const telemetry = createRecordingTelemetry({
+    keepRecords: options.keepTelemetryRecords,
+    measure: options.measureTelemetry,
+  });
   const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
   const cache = createOrderCache(options.orderCacheCapacity);
 

@@ -4,6 +4,7 @@
  */
 import { trace as otelTrace } from '@opentelemetry/api';
 import type { Telemetry, TelemetryProperties, TraceLevel } from '../src/services/ports';
+import type { MeasuredTelemetry } from './telemetry-bytes';
 
 /**
  * `traceId`: the trace of the span active when it was written, when one was (a run with `--traces`),
@@ -28,6 +29,8 @@ export interface RecordedTelemetry extends Telemetry {
   readonly events: RecordedEvent[];
   readonly traces: RecordedTrace[];
   total(name: string, where?: (properties: TelemetryProperties) => boolean): number;
+  /** What the app would export of it to Application Insights, when measured (`RecordingOptions.measure`). */
+  readonly measured?: MeasuredTelemetry;
 }
 
 export interface RecordingOptions {
@@ -39,6 +42,8 @@ export interface RecordingOptions {
   keepRecords?: boolean;
   /** Without `keepRecords`: how many of the latest traces and events are kept (1,000 unless given). */
   tail?: number;
+  /** Sends every trace, event and metric on to be measured as exported too (./telemetry-bytes.ts). */
+  measure?: MeasuredTelemetry;
 }
 
 /** The latest traces and events a run that keeps only totals still holds, for a look at how it ended. */
@@ -62,17 +67,22 @@ export function createRecordingTelemetry(options: RecordingOptions = {}): Record
   const metrics: Array<{ name: string; value: number; properties: TelemetryProperties }> = [];
   const events: RecordedEvent[] = [];
   const traces: RecordedTrace[] = [];
+  const exported = options.measure?.telemetry;
   return {
     totals,
     events,
     traces,
+    ...(options.measure === undefined ? {} : { measured: options.measure }),
     trace(level, message, properties = {}) {
+      exported?.trace(level, message, properties);
       if (limit > 0) pushBounded(traces, { level, message, properties, ...inActiveTrace() }, limit);
     },
     event(name, properties = {}) {
+      exported?.event(name, properties);
       if (limit > 0) pushBounded(events, { name, properties, ...inActiveTrace() }, limit);
     },
     metric(name, value, properties = {}) {
+      exported?.metric(name, value, properties);
       totals.set(name, (totals.get(name) ?? 0) + value);
       if (keep) metrics.push({ name, value, properties });
     },

@@ -1,4 +1,5 @@
 /** The run report of docs/cli.md, built from what the embedded store and broker hold at the end. */
+import type { TelemetryStats } from './telemetry-bytes';
 import { compareText } from '../src/domain/compare';
 import { linesOf, waitingFor, type OrderLine, type TransactionRecord } from '../src/domain/order';
 import type { SagaStatus } from '../src/domain/saga';
@@ -57,6 +58,8 @@ export interface ReportStats {
    * message is in the dead-letter queue of `order-transactions` as well: redundant dead letters.
    */
   deadLetteredAfterOutcome: number;
+  /** What the app would export to Application Insights (`npm start`; ./telemetry-bytes.ts). */
+  telemetry?: TelemetryStats;
 }
 
 export interface Report {

@@ -115,6 +115,9 @@ export async function buildRunReport(parts: RunReportParts): Promise<Report> {
       ),
       account,
       deadLetteredAfterOutcome,
+      ...(telemetry.measured === undefined
+        ? {}
+        : { telemetry: await telemetry.measured.stats(account.entries) }),
     },
   });
 }

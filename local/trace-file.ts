@@ -1,8 +1,10 @@
 /**
  * `npm start -- --traces FILE` (docs/cli.md): every span the app finishes, one JSON object a line,
  * written as it ends. The exporter is an OpenTelemetry SpanExporter plugged into the app's own
- * tracer provider setup (src/adapters/tracing.ts), without sampling, so the file shows what the app
- * sends to Application Insights on Azure.
+ * tracer provider setup (src/adapters/tracing.ts) by `EverySpanProcessor`, which writes the spans of
+ * every order, those the app's sampler keeps and those it drops alike (a dropped one is still
+ * recorded: `OrderSampler`), so the file shows each order's trace as Application Insights holds it
+ * for an order that is kept.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { SpanKind } from '@opentelemetry/api';
@@ -12,6 +14,7 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
   type SpanExporter,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { startTracing, type Tracing } from '../src/adapters/tracing';
 
@@ -81,6 +84,31 @@ export class NdjsonSpanExporter implements SpanExporter {
     if (this.#fd !== undefined) closeSync(this.#fd);
     this.#fd = undefined;
   }
+}
+
+/**
+ * Hands `exporter` every span that ends, sampled or not (the SDK's simple and batch processors pass
+ * on sampled spans only), one at a time as it ends.
+ */
+export class EverySpanProcessor implements SpanProcessor {
+  constructor(readonly exporter: SpanExporter) {}
+
+  onStart(): void {}
+
+  onEnd(span: ReadableSpan): void {
+    this.exporter.export([span], () => undefined);
+  }
+
+  async forceFlush(): Promise<void> {}
+
+  shutdown(): Promise<void> {
+    return this.exporter.shutdown();
+  }
+}
+
+/** The processor that writes every span to `path` (opened, truncated, now). */
+export function traceFileProcessor(path: string): SpanProcessor {
+  return new EverySpanProcessor(new NdjsonSpanExporter(path));
 }
 
 /** The app's tracing, every span written to `path` as it ends. */

@@ -57,6 +57,8 @@ param reviewTimeoutMinutes int
 param duplicateDetectionHistoryTimeWindow string
 @description('The queues\' message size limit in bytes, by the Service Bus tier (main.bicep maxMessageBytesBySku).')
 param serviceBusMaxMessageBytes int
+@description('The share of orders whose whole trace goes to Application Insights, 0 to 1 (src/adapters/settings.ts telemetrySamplingRatio); metrics, events, warnings and failures go whatever it is.')
+param telemetrySamplingRatio string = '0.01'
 
 @description('Subnet (delegated to Microsoft.App/environments) for VNet integration; empty for none.')
 param virtualNetworkSubnetId string = ''
@@ -221,6 +223,10 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
         {
           name: 'SERVICE_BUS_MAX_MESSAGE_BYTES'
           value: string(serviceBusMaxMessageBytes)
+        }
+        {
+          name: 'TELEMETRY_SAMPLING_RATIO'
+          value: telemetrySamplingRatio
         }
       ]
     }

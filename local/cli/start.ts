@@ -17,8 +17,8 @@ import { renderHtml } from './html-report';
 import { runMain } from '../../tools/cli/run-main';
 import { writeJsonFile } from '../../tools/cli/json-file';
 import { backlogOf, waitForRoom } from './pacing';
-import { startTraceFile } from '../trace-file';
-import type { Tracing } from '../../src/adapters/tracing';
+import { traceFileProcessor } from '../trace-file';
+import { startMeasuredTelemetry, type MeasuredTelemetry } from '../telemetry-bytes';
 
 /** The package root, found from here whether this runs compiled (dist/local/cli) or from source. */
 function packageRoot(): string {
@@ -105,22 +105,25 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
   }
 
-  let tracing: Tracing | undefined;
+  // The app's tracer provider, sampler and exporters' sizes (the report's `stats.telemetry`), and
+  // with --traces every span written to the file.
+  let measured: MeasuredTelemetry;
   try {
-    tracing = options.traces === undefined ? undefined : startTraceFile(options.traces);
+    const spanProcessors = options.traces === undefined ? [] : [traceFileProcessor(options.traces)];
+    measured = startMeasuredTelemetry({ spanProcessors });
   } catch (error) {
     process.stderr.write(`npm start: could not write --traces ${options.traces}: ${errorMessage(error)}\n`);
     return 2;
   }
   try {
-    return await run(options, input);
+    return await run(options, input, measured);
   } finally {
     // Every span is on disk once it ended; this closes the file.
-    await tracing?.shutdown();
+    await measured.shutdown();
   }
 }
 
-async function run(options: CliOptions, input: Input): Promise<number> {
+async function run(options: CliOptions, input: Input, measured: MeasuredTelemetry): Promise<number> {
   const started = Date.now();
   // Only a run asked for its picture records when each entry met its outcome.
   const timeline = options.html === undefined ? undefined : createTimelineRecorder();
@@ -133,6 +136,7 @@ async function run(options: CliOptions, input: Input): Promise<number> {
     maxMessageBytes: options.maxMessageBytes,
     sessionIdleTimeoutMs: options.sessionIdleMs,
     ...START_RETENTION,
+    measureTelemetry: measured,
     accountInputs: () => readInputFile(input.path, input.path, options.maxMessageBytes),
     ...(timeline === undefined ? {} : { instrument: { telemetry: timeline.wrap } }),
     log: () => undefined,

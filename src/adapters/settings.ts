@@ -42,6 +42,12 @@ export interface Settings {
    * the Bicep writes it from its `serviceBusSku`, and the ledger parks an entry that would not fit.
    */
   maxMessageBytes: number;
+  /**
+   * The share of orders whose whole trace (spans, information-level log records) is exported to
+   * Application Insights, between 0 and 1 (src/adapters/tracing.ts `OrderSampler`); metrics,
+   * events, warnings and errors are exported whatever it is.
+   */
+  telemetrySamplingRatio: number;
   fulfillment: FulfillmentSettings;
 }
 
@@ -63,6 +69,7 @@ export const SETTING = {
   reviewTimeoutMinutes: 'REVIEW_TIMEOUT_MINUTES',
   duplicateDetectionWindow: 'SERVICE_BUS_DUPLICATE_DETECTION_WINDOW',
   maxMessageBytes: 'SERVICE_BUS_MAX_MESSAGE_BYTES',
+  telemetrySamplingRatio: 'TELEMETRY_SAMPLING_RATIO',
 } as const;
 
 export const DEFAULTS = {
@@ -74,6 +81,8 @@ export const DEFAULTS = {
   reviewTimeoutMinutes: 24 * 60,
   /** ISO 8601, as the Bicep's duplicateDetectionHistoryTimeWindow. */
   duplicateDetectionWindow: 'PT1H',
+  /** What keeps `npm start`'s `stats.telemetry.bytesPerEntry` within docs/performance.md's bound. */
+  telemetrySamplingRatio: 0.01,
 } as const;
 
 const DURATION =
@@ -232,6 +241,15 @@ export function readFulfillmentSettings(env: Environment): FulfillmentSettings {
 }
 
 /** Reads and validates every setting the app uses on Azure (or under `func start`). */
+/** `TELEMETRY_SAMPLING_RATIO`: a number from 0 to 1, the default unless set. */
+export function readSamplingRatio(env: Environment): number {
+  return numberSetting(env, SETTING.telemetrySamplingRatio, DEFAULTS.telemetrySamplingRatio, {
+    min: 0,
+    max: 1,
+    integer: false,
+  });
+}
+
 export function readSettings(env: Environment): Settings {
   const settings: Settings = {
     serviceBusNamespace: hostName(env, SETTING.serviceBusNamespace),
@@ -242,6 +260,7 @@ export function readSettings(env: Environment): Settings {
     applicationInsightsConnectionString: optional(env, SETTING.applicationInsightsConnectionString),
     duplicateDetectionWindowMs: duplicateWindowMs(env),
     maxMessageBytes: maxMessageBytes(env),
+    telemetrySamplingRatio: readSamplingRatio(env),
     fulfillment: readFulfillmentSettings(env),
   };
   if (!/^[A-Za-z][A-Za-z0-9]{2,44}$/.test(settings.taskHubName)) {

@@ -11,17 +11,24 @@
  */
 import type { TokenCredential } from '@azure/identity';
 import { SeverityNumber } from '@opentelemetry/api-logs';
-import type { Counter } from '@opentelemetry/api';
-import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from '@opentelemetry/sdk-logs';
+import { TraceFlags, type Context, type Counter } from '@opentelemetry/api';
+import {
+  BatchLogRecordProcessor,
+  LoggerProvider,
+  type LogRecordExporter,
+  type LogRecordProcessor,
+  type SdkLogRecord,
+} from '@opentelemetry/sdk-logs';
 import {
   MeterProvider,
   PeriodicExportingMetricReader,
+  type MetricReader,
   type PushMetricExporter,
 } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Telemetry, TelemetryProperties, TraceLevel } from '../services/ports';
 import { setOwn } from '../domain/own-properties';
-import { serviceResource, startTracing } from './tracing';
+import { ExportSampledOrFailed, serviceResource, startTracing } from './tracing';
 
 type AttributeValue = string | number | boolean;
 
@@ -66,31 +73,67 @@ export interface ExportedTelemetry extends Telemetry {
   shutdown(): Promise<void>;
 }
 
-export interface OpenTelemetryOptions {
-  serviceName: string;
-  /** Which traces are kept (./tracing.ts); every one unless given. */
-  sampler?: Sampler;
+/**
+ * Passes `inner` the log records written outside a span or inside a kept one (./tracing.ts
+ * `OrderSampler`), and besides them, whatever their trace's decision, every warning or error and
+ * every custom event: the alerts and the workbook count those (`AuthorizationPending`,
+ * `Alert.SagaNeedsAttention`, `MessageParked`, the `Saga.<status>` and `OrderSubmitted` events of an
+ * order, the warnings of a retry; bicep/modules/alerts.bicep, bicep/workbooks/). A log record
+ * carries the trace flags of the span active when it was written (`LogRecord.spanContext`,
+ * @opentelemetry/sdk-logs), and the Azure Monitor log exporter sends every record it is given,
+ * sampled or not (its `export/log.ts`), so the filter is here.
+ */
+export class ExportSampledOrAlerting implements LogRecordProcessor {
+  constructor(readonly inner: LogRecordProcessor) {}
+
+  static exports(record: Pick<SdkLogRecord, 'spanContext' | 'severityNumber' | 'attributes'>): boolean {
+    const span = record.spanContext;
+    return (
+      span === undefined ||
+      (span.traceFlags & TraceFlags.SAMPLED) !== 0 ||
+      (record.severityNumber ?? SeverityNumber.UNSPECIFIED) >= SeverityNumber.WARN ||
+      record.attributes[CUSTOM_EVENT_NAME] !== undefined
+    );
+  }
+
+  onEmit(record: SdkLogRecord, context?: Context): void {
+    if (ExportSampledOrAlerting.exports(record)) this.inner.onEmit(record, context);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
 }
 
-/** The port on OpenTelemetry, its tracer provider registered as the process's (./tracing.ts). */
-export function openTelemetry(
-  exporters: TelemetryExporters,
-  options: OpenTelemetryOptions,
+export interface LogsAndMetricsOptions {
+  serviceName: string;
+  /** How log records reach their exporter; a batch processor unless given. */
+  logProcessor?: (exporter: LogRecordExporter) => LogRecordProcessor;
+  /** How metrics reach their exporter; a periodic reader (every 60 s) unless given. */
+  metricReader?: (exporter: PushMetricExporter) => MetricReader;
+}
+
+/**
+ * The port's traces, events and metrics on OpenTelemetry's logger and meter providers, log records
+ * through `ExportSampledOrAlerting`. Spans are the tracer provider's (./tracing.ts).
+ */
+export function logsAndMetrics(
+  exporters: Pick<TelemetryExporters, 'logs' | 'metrics'>,
+  options: LogsAndMetricsOptions,
 ): ExportedTelemetry {
   const resource = serviceResource(options.serviceName);
-  const tracing = startTracing({
-    serviceName: options.serviceName,
-    sampler: options.sampler,
-    spanProcessors: [new BatchSpanProcessor(exporters.spans)],
-  });
-  const loggers = new LoggerProvider({
-    resource,
-    processors: [new BatchLogRecordProcessor({ exporter: exporters.logs })],
-  });
-  const meters = new MeterProvider({
-    resource,
-    readers: [new PeriodicExportingMetricReader({ exporter: exporters.metrics })],
-  });
+  const processor = (options.logProcessor ?? ((exporter) => new BatchLogRecordProcessor({ exporter })))(
+    exporters.logs,
+  );
+  const loggers = new LoggerProvider({ resource, processors: [new ExportSampledOrAlerting(processor)] });
+  const reader = (options.metricReader ?? ((exporter) => new PeriodicExportingMetricReader({ exporter })))(
+    exporters.metrics,
+  );
+  const meters = new MeterProvider({ resource, readers: [reader] });
   const logger = loggers.getLogger('order-convoy');
   const meter = meters.getMeter('order-convoy');
   const counters = new Map<string, Counter>();
@@ -117,7 +160,35 @@ export function openTelemetry(
       counter(name).add(value, metricDimensions(properties));
     },
     async shutdown() {
-      await Promise.all([tracing.shutdown(), loggers.shutdown(), meters.shutdown()]);
+      await Promise.all([loggers.shutdown(), meters.shutdown()]);
+    },
+  };
+}
+
+export interface OpenTelemetryOptions {
+  serviceName: string;
+  /**
+   * Which traces are kept (./tracing.ts): every one unless given; on Azure
+   * `OrderSampler(TELEMETRY_SAMPLING_RATIO)` (src/functions/index.ts).
+   */
+  sampler?: Sampler;
+}
+
+/** The port on OpenTelemetry, its tracer provider registered as the process's (./tracing.ts). */
+export function openTelemetry(
+  exporters: TelemetryExporters,
+  options: OpenTelemetryOptions,
+): ExportedTelemetry {
+  const tracing = startTracing({
+    serviceName: options.serviceName,
+    sampler: options.sampler,
+    spanProcessors: [new ExportSampledOrFailed(new BatchSpanProcessor(exporters.spans))],
+  });
+  const signals = logsAndMetrics(exporters, { serviceName: options.serviceName });
+  return {
+    ...signals,
+    async shutdown() {
+      await Promise.all([tracing.shutdown(), signals.shutdown()]);
     },
   };
 }

@@ -7,7 +7,17 @@
  * manager and the W3C propagator, without the auto-instrumentations, which load every
  * instrumentation and cost cold start (docs/architecture.md, decision 6).
  */
-import { context, propagation, trace, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  SpanStatusCode,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
@@ -16,8 +26,13 @@ import {
   BasicTracerProvider,
   ParentBasedSampler,
   RandomIdGenerator,
+  SamplingDecision,
+  TraceIdRatioBasedSampler,
   type IdGenerator,
+  type ReadableSpan,
   type Sampler,
+  type SamplingResult,
+  type Span as SdkSpan,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 
@@ -57,6 +72,83 @@ export function startRootSpanInTrace(
     return tracer.startSpan(name, { ...options, root: true });
   } finally {
     TRACE_IDS.chosen = undefined;
+  }
+}
+
+/**
+ * Keeps a whole trace or none of it: a root span is kept when `TraceIdRatioBasedSampler(ratio)`
+ * keeps its trace id, every other span follows its parent's decision (the W3C `sampled` flag of
+ * `traceparent` for a delivery). An order's trace id is derived from its order id
+ * (src/functions/order-trace.ts), so each order is kept or dropped whole, and the same way in every
+ * process. A span dropped is still recorded (`RECORD`, not `NOT_RECORD`), so that one which ends in
+ * error can still be exported by `ExportSampledOrFailed`; nothing else of it leaves the process.
+ */
+export class OrderSampler implements Sampler {
+  readonly #ratio: TraceIdRatioBasedSampler;
+
+  constructor(readonly ratio: number) {
+    this.#ratio = new TraceIdRatioBasedSampler(ratio);
+  }
+
+  /** Whether the trace `traceId` is kept, as a root span of it decides. */
+  keeps(traceId: string): boolean {
+    return (
+      this.#ratio.shouldSample(context.active(), traceId).decision === SamplingDecision.RECORD_AND_SAMPLED
+    );
+  }
+
+  shouldSample(parentContext: Context, traceId: string): SamplingResult {
+    const parent = trace.getSpanContext(parentContext);
+    const kept =
+      parent !== undefined && trace.isSpanContextValid(parent)
+        ? (parent.traceFlags & TraceFlags.SAMPLED) !== 0
+        : this.keeps(traceId);
+    return { decision: kept ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.RECORD };
+  }
+
+  toString(): string {
+    return `OrderSampler{${this.ratio}}`;
+  }
+}
+
+/** A view of `span` that says it is sampled, for a span exported although its trace is not. */
+function markedSampled(span: ReadableSpan): ReadableSpan {
+  const spanContext = {
+    ...span.spanContext(),
+    traceFlags: span.spanContext().traceFlags | TraceFlags.SAMPLED,
+  };
+  return new Proxy(span, {
+    get(target, property) {
+      if (property === 'spanContext') return () => spanContext;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Passes `inner` the spans of kept traces, and besides them every span that ended in error, whatever
+ * its trace's decision: the function-failures alert counts failed deliveries (`requests` with
+ * `success == false`, bicep/modules/alerts.bicep), which sampling must not take away.
+ */
+export class ExportSampledOrFailed implements SpanProcessor {
+  constructor(readonly inner: SpanProcessor) {}
+
+  onStart(span: SdkSpan, parentContext: Context): void {
+    this.inner.onStart(span, parentContext);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) this.inner.onEnd(span);
+    else if (span.status.code === SpanStatusCode.ERROR) this.inner.onEnd(markedSampled(span));
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
   }
 }
 

@@ -15,6 +15,7 @@ import {
 } from '../adapters/downstream';
 import { createServiceBusSender } from '../adapters/azure/service-bus-sender';
 import { createApplicationInsightsTelemetry, type ExportedTelemetry } from '../adapters/telemetry';
+import { OrderSampler } from '../adapters/tracing';
 import type { TraceLevel } from '../services/ports';
 import { durableOrchestrationClient } from '../adapters/azure/durable-client';
 import { fulfillmentStarter } from '../services/fulfillment/starter';
@@ -60,6 +61,7 @@ const telemetry = createApplicationInsightsTelemetry(settings.applicationInsight
   credential,
   // The platform sets it to the app's name (App Service environment variables): the cloud role name.
   serviceName: process.env.WEBSITE_SITE_NAME ?? 'order-convoy',
+  sampler: new OrderSampler(settings.telemetrySamplingRatio),
 });
 if (settings.applicationInsightsConnectionString !== undefined) exportFunctionLogs(telemetry);
 const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential }).database(

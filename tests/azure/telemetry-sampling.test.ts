@@ -1,0 +1,198 @@
+/**
+ * Sampling of the app's telemetry (src/adapters/tracing.ts `OrderSampler`, src/adapters/telemetry.ts
+ * `ExportSampledOrAlerting`): each order's spans and information-level log records are exported
+ * whole or not at all, decided by its trace id; warnings, errors, events and failed spans always are.
+ * And the run report's `stats.telemetry` (local/telemetry-bytes.ts), sized as the Azure Monitor
+ * exporter would send it.
+ */
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import { AggregationTemporality, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { ConfigurationError } from '../../src/domain/errors';
+import { DEFAULTS, readSamplingRatio, SETTING } from '../../src/adapters/settings';
+import { CUSTOM_EVENT_NAME, openTelemetry, type ExportedTelemetry } from '../../src/adapters/telemetry';
+import { OrderSampler, startRootSpanInTrace } from '../../src/adapters/tracing';
+import { orderTraceId } from '../../src/functions/order-trace';
+import { createEmbeddedApp } from '../../local/app';
+import { startMeasuredTelemetry } from '../../local/telemetry-bytes';
+import { readInputFile } from '../../local/cli/input-file';
+import { START_RETENTION } from '../../local/cli/start';
+import { join } from 'node:path';
+
+const SUCCESS: ExportResult = { code: 0 };
+
+function recording(): {
+  spans: SpanExporter & { got: ReadableSpan[] };
+  logs: LogRecordExporter & { got: ReadableLogRecord[] };
+  metrics: PushMetricExporter;
+} {
+  const spans: ReadableSpan[] = [];
+  const logs: ReadableLogRecord[] = [];
+  return {
+    spans: {
+      got: spans,
+      export: (items, done) => (spans.push(...items), done(SUCCESS)),
+      shutdown: async () => {},
+    },
+    logs: {
+      got: logs,
+      export: (items, done) => (logs.push(...items), done(SUCCESS)),
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    },
+    metrics: {
+      export: (_items, done) => done(SUCCESS),
+      forceFlush: async () => {},
+      shutdown: async () => {},
+      selectAggregationTemporality: () => AggregationTemporality.DELTA,
+    },
+  };
+}
+
+const ORDERS = Array.from({ length: 60 }, (_, i) => `O-${i + 1}`);
+
+/**
+ * What one order's processing writes, as the convoy does: a root span in the order's trace, a send,
+ * a delivery that continues it in "another process" through `traceparent`, and log records inside.
+ */
+function processOrder(telemetry: ExportedTelemetry, orderId: string, fail = false): void {
+  const tracer = trace.getTracer('test');
+  const root = startRootSpanInTrace(tracer, orderTraceId(orderId), `order ${orderId}`);
+  const carrier: Record<string, string> = {};
+  context.with(trace.setSpan(context.active(), root), () => {
+    const send = tracer.startSpan('send order-transactions', { kind: SpanKind.PRODUCER });
+    propagation.inject(trace.setSpan(context.active(), send), carrier);
+    send.end();
+    telemetry.trace('information', 'ledger batch forwarded', { orderId });
+  });
+  root.end();
+  const remote = propagation.extract(context.active(), carrier);
+  const delivery = tracer.startSpan('process order-transactions', { kind: SpanKind.CONSUMER }, remote);
+  context.with(trace.setSpan(remote, delivery), () => {
+    telemetry.trace('information', 'order transaction applied', { orderId });
+    telemetry.trace('warning', 'transient failure; trying again in the same delivery', { orderId });
+    telemetry.event('AuthorizationPending', { orderId, role: 'r', resource: 'q' });
+    telemetry.event('Saga.running', { orderId });
+  });
+  if (fail) delivery.setStatus({ code: SpanStatusCode.ERROR, message: 'boom' });
+  delivery.end();
+}
+
+function orderOf(attributes: Record<string, unknown>): string {
+  return String(attributes.orderId);
+}
+
+describe('OrderSampler: an order is exported whole or not at all', () => {
+  it('keeps every span and information record of a kept order and none of a dropped one, by its trace id', async () => {
+    const exporters = recording();
+    const sampler = new OrderSampler(0.5);
+    const telemetry = openTelemetry(exporters, { serviceName: 'test', sampler });
+    for (const orderId of ORDERS) processOrder(telemetry, orderId);
+    await telemetry.shutdown();
+
+    const kept = ORDERS.filter((orderId) => sampler.keeps(orderTraceId(orderId)));
+    // Some of each, so that the test sees both decisions.
+    expect(kept.length).toBeGreaterThan(10);
+    expect(kept.length).toBeLessThan(ORDERS.length - 10);
+    const keptTraces = new Set(kept.map(orderTraceId));
+    const spanTraces = exporters.spans.got.map((span) => span.spanContext().traceId);
+    // Three spans of each kept order (root, send, delivery), none of another.
+    expect([...new Set(spanTraces)].sort()).toEqual([...keptTraces].sort());
+    expect(spanTraces).toHaveLength(3 * kept.length);
+    const information = exporters.logs.got.filter(
+      (log) => log.severityText === 'Information' && log.attributes[CUSTOM_EVENT_NAME] === undefined,
+    );
+    expect(information.map((log) => orderOf(log.attributes)).sort()).toEqual(
+      kept.flatMap((orderId) => [orderId, orderId]).sort(),
+    );
+    for (const log of information) expect(keptTraces.has(log.spanContext?.traceId ?? '')).toBe(true);
+  });
+
+  it('decides an order the same in every process: the decision is its trace id only', () => {
+    const one = new OrderSampler(0.3);
+    const other = new OrderSampler(0.3);
+    for (const orderId of ORDERS) {
+      expect(one.keeps(orderTraceId(orderId))).toBe(other.keeps(orderTraceId(orderId)));
+    }
+    expect(ORDERS.every((orderId) => new OrderSampler(1).keeps(orderTraceId(orderId)))).toBe(true);
+    expect(ORDERS.some((orderId) => new OrderSampler(0).keeps(orderTraceId(orderId)))).toBe(false);
+  });
+});
+
+describe('what the alerts count is never sampled away', () => {
+  it('exports warnings, events and failed spans of a dropped order, and nothing else of it', async () => {
+    const exporters = recording();
+    const telemetry = openTelemetry(exporters, { serviceName: 'test', sampler: new OrderSampler(0) });
+    for (const orderId of ORDERS) processOrder(telemetry, orderId, orderId === 'O-7');
+    await telemetry.shutdown();
+
+    const byKind = (test: (log: ReadableLogRecord) => boolean) =>
+      exporters.logs.got.filter(test).map((log) => orderOf(log.attributes));
+    expect(byKind((log) => log.severityText === 'Warning')).toEqual(ORDERS);
+    expect(byKind((log) => log.attributes[CUSTOM_EVENT_NAME] === 'AuthorizationPending')).toEqual(ORDERS);
+    expect(byKind((log) => log.attributes[CUSTOM_EVENT_NAME] === 'Saga.running')).toEqual(ORDERS);
+    expect(
+      byKind((log) => log.severityText === 'Information' && log.attributes[CUSTOM_EVENT_NAME] === undefined),
+    ).toEqual([]);
+    // The failed delivery only: the function-failures alert counts it in `requests`.
+    expect(exporters.spans.got.map((span) => [span.name, span.spanContext().traceId])).toEqual([
+      ['process order-transactions', orderTraceId('O-7')],
+    ]);
+  });
+});
+
+describe('TELEMETRY_SAMPLING_RATIO', () => {
+  it('is a number from 0 to 1, the default unless set, and a bad one names the setting', () => {
+    expect(readSamplingRatio({})).toBe(DEFAULTS.telemetrySamplingRatio);
+    expect(readSamplingRatio({ [SETTING.telemetrySamplingRatio]: '0.25' })).toBe(0.25);
+    for (const bad of ['1.5', '-0.1', 'all']) {
+      expect(() => readSamplingRatio({ [SETTING.telemetrySamplingRatio]: bad })).toThrow(ConfigurationError);
+      expect(() => readSamplingRatio({ [SETTING.telemetrySamplingRatio]: bad })).toThrow(
+        /TELEMETRY_SAMPLING_RATIO/,
+      );
+    }
+  });
+});
+
+describe('stats.telemetry: the bytes the app would export', () => {
+  async function sampleRun(samplingRatio: number) {
+    const measured = startMeasuredTelemetry({ samplingRatio });
+    try {
+      const input = join(__dirname, '..', '..', 'samples', 'ledger.ndjson');
+      const catalog = require('../../samples/catalog.json') as Record<string, number>;
+      const app = createEmbeddedApp({
+        seed: 1,
+        catalog,
+        ...START_RETENTION,
+        measureTelemetry: measured,
+        log: () => undefined,
+      });
+      for (const message of readInputFile(input, input)) await app.sendLedger([message]);
+      await app.drain();
+      const report = await app.report();
+      await app.stop();
+      return report.stats;
+    } finally {
+      await measured.shutdown();
+    }
+  }
+
+  it('sizes the envelopes of the sample run, fewer when fewer orders are kept', async () => {
+    const all = await sampleRun(1);
+    const none = await sampleRun(0);
+    const entries = all.account.entries;
+    expect(all.telemetry?.bytesPerEntry).toBeGreaterThan(0);
+    expect(all.telemetry?.items.requests?.count).toBeGreaterThan(0);
+    expect(all.telemetry?.items.dependencies?.count).toBeGreaterThan(0);
+    expect(all.telemetry?.items.customMetrics?.count).toBeGreaterThan(0);
+    // Dropping every order takes its spans and information records, not the events.
+    expect(none.telemetry?.items.requests).toBeUndefined();
+    expect(none.telemetry?.items.customEvents).toEqual(all.telemetry?.items.customEvents);
+    expect(none.telemetry!.bytesPerEntry).toBeLessThan(all.telemetry!.bytesPerEntry / 2);
+    const perEntry = (stats: typeof all) =>
+      Math.round((stats.telemetry!.bytes - (stats.telemetry!.items.customMetrics?.bytes ?? 0)) / entries);
+    expect(all.telemetry?.bytesPerEntry).toBe(perEntry(all));
+  }, 60_000);
+});

@@ -20,6 +20,7 @@ import { startMeasuredTelemetry } from '../../local/telemetry-bytes';
 import { readInputFile } from '../../local/cli/input-file';
 import { START_RETENTION } from '../../local/cli/start';
 import { join } from 'node:path';
+import { generateBenchWorkload } from '../../bench/workload';
 
 const SUCCESS: ExportResult = { code: 0 };
 
@@ -195,4 +196,37 @@ describe('stats.telemetry: the bytes the app would export', () => {
       Math.round((stats.telemetry!.bytes - (stats.telemetry!.items.customMetrics?.bytes ?? 0)) / entries);
     expect(all.telemetry?.bytesPerEntry).toBe(perEntry(all));
   }, 60_000);
+
+  it('stays within docs/performance.md bound on a clean workload of 10-entry orders at the shipped ratio', async () => {
+    const workload = generateBenchWorkload({
+      orders: 1000,
+      entriesPerOrder: 10,
+      batchSize: 100,
+      activeOrders: 100,
+      seed: 1,
+    });
+    const skus = new Set(workload.entries.flatMap((entry) => ('sku' in entry.data ? [entry.data.sku] : [])));
+    const measured = startMeasuredTelemetry({ samplingRatio: DEFAULTS.telemetrySamplingRatio });
+    let stats;
+    try {
+      const app = createEmbeddedApp({
+        seed: 1,
+        catalog: Object.fromEntries([...skus].map((sku) => [sku, 1_000_000_000])),
+        ...START_RETENTION,
+        measureTelemetry: measured,
+        log: () => undefined,
+      });
+      for (const message of workload.ledger) await app.sendLedger([message]);
+      await app.drain();
+      stats = (await app.report()).stats;
+      await app.stop();
+    } finally {
+      await measured.shutdown();
+    }
+    expect(stats.account.applied).toBe(workload.entries.length);
+    // Some orders kept whole, so the bound holds with the sampled detail in it, not without it.
+    expect(stats.telemetry?.items.requests?.count).toBeGreaterThan(0);
+    expect(stats.telemetry?.bytesPerEntry).toBeGreaterThan(0);
+    expect(stats.telemetry?.bytesPerEntry).toBeLessThanOrEqual(250);
+  }, 120_000);
 });

@@ -58,8 +58,12 @@ describe('npm start (main)', () => {
         'messages',
         'parked',
         'redeliveries',
+        'telemetry',
       ].sort(),
     );
+    // What the app would send Application Insights (local/telemetry-bytes.ts): the sample's alert
+    // events are exported whatever the sampling, so it is never empty.
+    expect(report.stats.telemetry?.bytesPerEntry).toBeGreaterThan(0);
     // The worked example of docs/messages.md (the ledger message) is O-17 of the sample.
     expect(report.orders.find((order) => order.orderId === 'O-17')).toMatchObject({
       status: 'submitted',

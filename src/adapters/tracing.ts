@@ -75,6 +75,9 @@ export function startRootSpanInTrace(
   }
 }
 
+/** `microsoft.sample_rate`, the exporter's `AzureMonitorSampleRate` (utils/constants/applicationinsights). */
+export const SAMPLE_RATE = 'microsoft.sample_rate';
+
 /**
  * Keeps a whole trace or none of it: a root span is kept when `TraceIdRatioBasedSampler(ratio)`
  * keeps its trace id, every other span follows its parent's decision (the W3C `sampled` flag of
@@ -103,7 +106,11 @@ export class OrderSampler implements Sampler {
       parent !== undefined && trace.isSpanContextValid(parent)
         ? (parent.traceFlags & TraceFlags.SAMPLED) !== 0
         : this.keeps(traceId);
-    return { decision: kept ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.RECORD };
+    if (!kept) return { decision: SamplingDecision.RECORD };
+    // The share kept, in percent, as the Azure Monitor exporter reads it into the envelope's
+    // `sampleRate` (its spanUtils `AzureMonitorSampleRate`): Application Insights then counts each
+    // kept span for 100 / sampleRate (`itemCount`).
+    return { decision: SamplingDecision.RECORD_AND_SAMPLED, attributes: { [SAMPLE_RATE]: this.ratio * 100 } };
   }
 
   toString(): string {
@@ -111,15 +118,22 @@ export class OrderSampler implements Sampler {
   }
 }
 
-/** A view of `span` that says it is sampled, for a span exported although its trace is not. */
-function markedSampled(span: ReadableSpan): ReadableSpan {
+/**
+ * A view of a failed span as exported whatever its trace's decision: sampled, and without the kept
+ * share (`SAMPLE_RATE`), since every failure is exported and each counts once.
+ */
+function asAlwaysExported(span: ReadableSpan): ReadableSpan {
   const spanContext = {
     ...span.spanContext(),
     traceFlags: span.spanContext().traceFlags | TraceFlags.SAMPLED,
   };
+  const attributes = Object.fromEntries(
+    Object.entries(span.attributes).filter(([key]) => key !== SAMPLE_RATE),
+  );
   return new Proxy(span, {
     get(target, property) {
       if (property === 'spanContext') return () => spanContext;
+      if (property === 'attributes') return attributes;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
@@ -139,8 +153,8 @@ export class ExportSampledOrFailed implements SpanProcessor {
   }
 
   onEnd(span: ReadableSpan): void {
-    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) this.inner.onEnd(span);
-    else if (span.status.code === SpanStatusCode.ERROR) this.inner.onEnd(markedSampled(span));
+    if (span.status.code === SpanStatusCode.ERROR) this.inner.onEnd(asAlwaysExported(span));
+    else if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) this.inner.onEnd(span);
   }
 
   forceFlush(): Promise<void> {

@@ -13,7 +13,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../../src/domain/errors';
 import { DEFAULTS, readSamplingRatio, SETTING } from '../../src/adapters/settings';
 import { CUSTOM_EVENT_NAME, openTelemetry, type ExportedTelemetry } from '../../src/adapters/telemetry';
-import { OrderSampler, startRootSpanInTrace } from '../../src/adapters/tracing';
+import { OrderSampler, SAMPLE_RATE, startRootSpanInTrace } from '../../src/adapters/tracing';
 import { orderTraceId } from '../../src/functions/order-trace';
 import { createEmbeddedApp } from '../../local/app';
 import { startMeasuredTelemetry } from '../../local/telemetry-bytes';
@@ -102,6 +102,8 @@ describe('OrderSampler: an order is exported whole or not at all', () => {
     // Three spans of each kept order (root, send, delivery), none of another.
     expect([...new Set(spanTraces)].sort()).toEqual([...keptTraces].sort());
     expect(spanTraces).toHaveLength(3 * kept.length);
+    // Each says the share kept, which the exporter turns into the envelope's sampleRate (percent).
+    for (const span of exporters.spans.got) expect(span.attributes[SAMPLE_RATE]).toBe(50);
     const information = exporters.logs.got.filter(
       (log) => log.severityText === 'Information' && log.attributes[CUSTOM_EVENT_NAME] === undefined,
     );
@@ -141,6 +143,7 @@ describe('what the alerts count is never sampled away', () => {
     expect(exporters.spans.got.map((span) => [span.name, span.spanContext().traceId])).toEqual([
       ['process order-transactions', orderTraceId('O-7')],
     ]);
+    expect(exporters.spans.got[0]?.attributes[SAMPLE_RATE]).toBeUndefined();
   });
 });
 

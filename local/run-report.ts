@@ -15,7 +15,14 @@ import {
   type Outbox,
 } from '../src/services/order-documents';
 import { readSagaRecord } from '../src/services/fulfillment/saga-record';
-import { buildAccount, heldIds, owedEffects, type AccountInput, type OwedEffects } from './entry-account';
+import {
+  buildAccount,
+  heldIds,
+  owedEffects,
+  type AccountInput,
+  type AccountSources,
+  type OwedEffects,
+} from './entry-account';
 import { droppedLedgerMessages } from './app-queues';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
 
@@ -47,6 +54,30 @@ function sagaOf(record: Awaited<ReturnType<typeof readSagaRecord>>): ReportOrder
   return record === undefined ? null : { status: record.status, reason: record.reason };
 }
 
+/**
+ * The account's sources that the broker holds and the orders' outboxes owe, read the same way by the
+ * report and by the run's picture (local/cli/run-picture.ts).
+ */
+export function heldAndOwed(
+  broker: EmbeddedBroker,
+  outboxes: Iterable<readonly [orderId: string, outbox: Outbox | null]>,
+  sagaStarted: ReadonlySet<string>,
+): Omit<AccountSources, 'inputs' | 'recordOf'> {
+  const parkedIds = heldIds(broker.peek(QUEUE.parked));
+  const owed = new Map<string, OwedEffects>();
+  for (const [orderId, outbox] of outboxes) {
+    const effects = owedEffects(outbox, parkedIds, sagaStarted.has(orderId));
+    if (effects !== undefined) owed.set(orderId, effects);
+  }
+  return {
+    droppedLedgerMessages: droppedLedgerMessages(broker),
+    owedEffects: owed,
+    parkedIds,
+    deadLetteredEntryIds: heldIds(broker.deadLetters(QUEUE.orderTransactions)),
+    deadLetteredLedgerIds: new Set(broker.deadLetters(QUEUE.ledger).map((message) => message.messageId)),
+  };
+}
+
 export async function buildRunReport(parts: RunReportParts): Promise<Report> {
   const { broker, orders, telemetry } = parts;
   const { reportOrders, outboxes } = await reportHeaders(orders);
@@ -67,27 +98,14 @@ export async function buildRunReport(parts: RunReportParts): Promise<Report> {
       deliveryCount: message.deliveryCount,
     })),
   );
-  const parkedMessages = broker.peek(QUEUE.parked);
-  const parked = parkedMessages.map(reportParked);
-  const parkedIds = heldIds(parkedMessages);
+  const parked = broker.peek(QUEUE.parked).map(reportParked);
   const sagaStarted = new Set(
     reportOrders.filter((order) => order.saga !== null).map((order) => order.orderId),
   );
-  const owed = new Map<string, OwedEffects>();
-  for (const [orderId, outbox] of outboxes) {
-    const effects = owedEffects(outbox, parkedIds, sagaStarted.has(orderId));
-    if (effects !== undefined) owed.set(orderId, effects);
-  }
   const { account, deadLetteredAfterOutcome, ledgerMessages, ledgerMessageIds } = await buildAccount({
     inputs: parts.inputs,
-    droppedLedgerMessages: droppedLedgerMessages(broker),
     recordOf: (orderId, transactionId) => readTransactionRecord(orders, orderId, transactionId),
-    owedEffects: owed,
-    parkedIds,
-    deadLetteredEntryIds: heldIds(broker.deadLetters(QUEUE.orderTransactions)),
-    deadLetteredLedgerIds: new Set(
-      deadLettered.filter((m) => m.queue === QUEUE.ledger).map((m) => m.messageId),
-    ),
+    ...heldAndOwed(broker, outboxes, sagaStarted),
   });
   return buildReport({
     orders: reportOrders,

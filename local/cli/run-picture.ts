@@ -17,18 +17,16 @@ import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
 import { type OrderDocument } from '../../src/services/order-documents';
 import { QUEUE } from '../../src/services/queues';
 import type { EmbeddedApp } from '../app';
-import { droppedLedgerMessages } from '../app-queues';
 import {
   accountEntries,
   heldIds,
-  owedEffects,
   type AccountedEntry,
   type EntryAccount,
   type EntryOutcome,
   type HeldMessage,
-  type OwedEffects,
 } from '../entry-account';
 import { transactionRecordsByOrder } from '../order-records';
+import { heldAndOwed } from '../run-report';
 import {
   reportParked,
   type Report,
@@ -334,26 +332,20 @@ export async function buildRunPicture(
   );
   const transactions = await transactionRecordsByOrder(app.orders);
   const parkedMessages = app.broker.peek(QUEUE.parked);
-  const parkedIds = heldIds(parkedMessages);
   const entryDeadLetters = app.broker.deadLetters(QUEUE.orderTransactions);
   const ledgerDeadLetters = app.broker.deadLetters(QUEUE.ledger);
-  // The account's sources as the report gives them (local/run-report.ts).
-  const owed = new Map<string, OwedEffects>();
   const sagaStarted = new Set(report.orders.filter((o) => o.saga !== null).map((o) => o.orderId));
-  for (const document of documents) {
-    const effects = owedEffects(document.outbox, parkedIds, sagaStarted.has(document.orderId));
-    if (effects !== undefined) owed.set(document.orderId, effects);
-  }
   const entries = await describeEntries(
     accountEntries({
       // Read once more, as the report's account reads it; a line over a size limit stopped the run before it began.
       inputs: readInputFile(input, input, Number.MAX_SAFE_INTEGER),
-      droppedLedgerMessages: droppedLedgerMessages(app.broker),
       recordOf: (orderId, transactionId) => Promise.resolve(transactions.get(orderId)?.get(transactionId)),
-      owedEffects: owed,
-      parkedIds,
-      deadLetteredEntryIds: heldIds(entryDeadLetters),
-      deadLetteredLedgerIds: new Set(ledgerDeadLetters.map((message) => message.messageId)),
+      // The account's other sources as the report reads them.
+      ...heldAndOwed(
+        app.broker,
+        documents.map((document) => [document.orderId, document.outbox] as const),
+        sagaStarted,
+      ),
     }),
     {
       parked: reasonsById(

@@ -6,10 +6,7 @@
  * exporter would send it.
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
-import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { AggregationTemporality, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { ConfigurationError } from '../../src/domain/errors';
 import { DEFAULTS, readSamplingRatio, SETTING } from '../../src/adapters/settings';
 import { CUSTOM_EVENT_NAME, openTelemetry, type ExportedTelemetry } from '../../src/adapters/telemetry';
@@ -21,36 +18,7 @@ import { readInputFile } from '../../local/cli/input-file';
 import { START_RETENTION } from '../../local/cli/start';
 import { join } from 'node:path';
 import { generateBenchWorkload } from '../../bench/workload';
-
-const SUCCESS: ExportResult = { code: 0 };
-
-function recording(): {
-  spans: SpanExporter & { got: ReadableSpan[] };
-  logs: LogRecordExporter & { got: ReadableLogRecord[] };
-  metrics: PushMetricExporter;
-} {
-  const spans: ReadableSpan[] = [];
-  const logs: ReadableLogRecord[] = [];
-  return {
-    spans: {
-      got: spans,
-      export: (items, done) => (spans.push(...items), done(SUCCESS)),
-      shutdown: async () => {},
-    },
-    logs: {
-      got: logs,
-      export: (items, done) => (logs.push(...items), done(SUCCESS)),
-      forceFlush: async () => {},
-      shutdown: async () => {},
-    },
-    metrics: {
-      export: (_items, done) => done(SUCCESS),
-      forceFlush: async () => {},
-      shutdown: async () => {},
-      selectAggregationTemporality: () => AggregationTemporality.DELTA,
-    },
-  };
-}
+import { recordingExporters } from '../support/recording-exporters';
 
 const ORDERS = Array.from({ length: 60 }, (_, i) => `O-${i + 1}`);
 
@@ -87,7 +55,7 @@ function orderOf(attributes: Record<string, unknown>): string {
 
 describe('OrderSampler: an order is exported whole or not at all', () => {
   it('keeps every span and information record of a kept order and none of a dropped one, by its trace id', async () => {
-    const exporters = recording();
+    const exporters = recordingExporters();
     const sampler = new OrderSampler(0.5);
     const telemetry = openTelemetry(exporters, { serviceName: 'test', sampler });
     for (const orderId of ORDERS) processOrder(telemetry, orderId);
@@ -126,7 +94,7 @@ describe('OrderSampler: an order is exported whole or not at all', () => {
 
 describe('what the alerts count is never sampled away', () => {
   it('exports warnings, events and failed spans of a dropped order, and nothing else of it', async () => {
-    const exporters = recording();
+    const exporters = recordingExporters();
     const telemetry = openTelemetry(exporters, { serviceName: 'test', sampler: new OrderSampler(0) });
     for (const orderId of ORDERS) processOrder(telemetry, orderId, orderId === 'O-7');
     await telemetry.shutdown();

@@ -5,55 +5,13 @@
  */
 import type { TokenCredential } from '@azure/identity';
 import { context, trace } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
-import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import {
-  AggregationTemporality,
-  type PushMetricExporter,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import {
   consoleTelemetry,
   createApplicationInsightsTelemetry,
   CUSTOM_EVENT_NAME,
-  type TelemetryExporters,
 } from '../../src/adapters/telemetry';
 import { createEmbeddedApp } from '../../local/app';
-
-const SUCCESS: ExportResult = { code: 0 };
-
-/** Exporters that keep what they are given, as Azure Monitor's would send it. */
-function recordingExporters(): TelemetryExporters & {
-  spans: SpanExporter & { got: ReadableSpan[] };
-  logs: LogRecordExporter & { got: ReadableLogRecord[] };
-  metrics: PushMetricExporter & { got: ResourceMetrics[] };
-} {
-  const spans: ReadableSpan[] = [];
-  const logs: ReadableLogRecord[] = [];
-  const metrics: ResourceMetrics[] = [];
-  return {
-    spans: {
-      got: spans,
-      export: (items, done) => (spans.push(...items), done(SUCCESS)),
-      shutdown: async () => {},
-    },
-    logs: {
-      got: logs,
-      export: (items, done) => (logs.push(...items), done(SUCCESS)),
-      forceFlush: async () => {},
-      shutdown: async () => {},
-    },
-    metrics: {
-      got: metrics,
-      export: (items, done) => (metrics.push(items), done(SUCCESS)),
-      forceFlush: async () => {},
-      shutdown: async () => {},
-      // As AzureMonitorMetricExporter selects for counters: each export a delta.
-      selectAggregationTemporality: () => AggregationTemporality.DELTA,
-    },
-  };
-}
+import { recordingExporters } from '../support/recording-exporters';
 
 const CONNECTION_STRING = 'InstrumentationKey=00000000-0000-0000-0000-000000000000';
 

@@ -98,6 +98,18 @@ export function readOrderHeader(
   return readKind<OrderDocument>(orders, orderId, ORDER_HEADER_ID, ORDER_KIND);
 }
 
+/**
+ * The order as it stands: what every reader outside the consumer (the orders API, operations,
+ * reports) asks for. The consumer keeps its own view through the session's cache
+ * (src/services/convoy/order-store.ts).
+ */
+export async function readOrderState(
+  orders: DocumentContainer,
+  orderId: string,
+): Promise<OrderDocument | undefined> {
+  return (await readOrderHeader(orders, orderId))?.document;
+}
+
 /** The order's record of this transaction as stored, by a point read; undefined when none is. */
 export function readTransactionDocument(
   orders: DocumentContainer,

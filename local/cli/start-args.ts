@@ -37,6 +37,10 @@ export interface CliOptions {
   creditLimit: number | undefined;
   maxMessageBytes: number;
   quiet: boolean;
+  /** Keep the app, its HTTP API and the console up on 127.0.0.1 after the run (local/serve.ts). */
+  serve: boolean;
+  /** The port to serve on; 0: a free one. */
+  port: number;
 }
 
 export const START_FLAGS: readonly FlagSpec[] = [
@@ -116,13 +120,27 @@ export const START_FLAGS: readonly FlagSpec[] = [
     meaning: 'print nothing but errors and warnings of input the broker would drop',
     default: 'off',
   },
+  {
+    name: 'serve',
+    meaning:
+      "after the run, keep the app, its HTTP API (/api/...) and the operators' console up on 127.0.0.1 " +
+      "until interrupted (Ctrl-C); prints the console's URL. Keys are not checked, as func start does not",
+    default: 'off',
+  },
+  {
+    name: 'port',
+    value: 'N',
+    meaning: 'the port --serve listens on; 0 picks a free one',
+    default: '0',
+  },
   { name: 'help', short: 'h', meaning: 'print this help and exit' },
 ];
 
 /** The longest hold a local run takes: each drained session is held that long before the run can end. */
 export const MAX_SESSION_IDLE_MS = 60_000;
 
-export const USAGE = 'usage: npm start -- [--input FILE] [--report FILE] [--html FILE] [flags...]';
+export const USAGE =
+  'usage: npm start -- [--input FILE] [--report FILE] [--html FILE] [--serve [--port N]] [flags...]';
 
 export const HELP = flagHelp(
   USAGE,
@@ -131,8 +149,9 @@ export const HELP = flagHelp(
     'faults: duplicate, crashAfterCommit, transient, reorder, activityTransient... take a probability',
     'between 0 and 1 (duplicate=0.1); the outages storeOutage, sendOutage, durableOutage take',
     'seconds (storeOutage=30: the dependency down that long), and authorizationDelay too (the',
-    "app's roles not yet in effect that long from the start). Exit codes: 0 the run completed,",
-    '2 a flag, file or input line it cannot use (named in one line).',
+    "app's roles not yet in effect that long from the start). Exit codes: 0 the run completed",
+    '(with --serve: and was then interrupted), 2 a flag, file or input line it cannot use (named',
+    'in one line).',
   ].join('\n'),
 );
 
@@ -196,8 +215,11 @@ export function parseCliArgs(argv: readonly string[]): CliOptions {
     creditLimit: integer('credit-limit', 0),
     maxMessageBytes,
     quiet: parsed.values.has('quiet'),
+    serve: parsed.values.has('serve'),
+    port: integer('port', 0, 65535) ?? 0,
   };
   if (options.help) return options;
+  if (parsed.values.has('port') && !options.serve) throw new UsageError('--port is for --serve; give both');
   // The files the run writes: each one a file it can write, and no two the same.
   const outputs = (['report', 'html', 'traces'] as const).flatMap((name) => {
     const path = options[name];

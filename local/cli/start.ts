@@ -8,7 +8,7 @@ import { parseCatalog } from '../../src/adapters/settings';
 import { ConfigurationError, errorMessage, PermanentError } from '../../src/domain/errors';
 import { HELP, parseCliArgs, UsageError, type CliOptions } from './start-args';
 import { readInputFile, surveyInputFile, type InputSurvey } from './input-file';
-import { createEmbeddedApp, type EmbeddedAppOptions } from '../app';
+import { createEmbeddedApp, type EmbeddedApp, type EmbeddedAppOptions } from '../app';
 import { snapshotOf, startProgress } from './progress';
 import { summary } from './summary';
 import { createTimelineRecorder } from '../timeline';
@@ -19,6 +19,7 @@ import { writeJsonFile } from '../../tools/cli/json-file';
 import { backlogOf, waitForRoom } from './pacing';
 import { traceFileProcessor } from '../trace-file';
 import { startMeasuredTelemetry, type MeasuredTelemetry } from '../telemetry-bytes';
+import { CONSOLE_PATH, serveApp } from '../serve';
 
 /** The package root, found from here whether this runs compiled (dist/local/cli) or from source. */
 function packageRoot(): string {
@@ -170,7 +171,7 @@ async function run(options: CliOptions, input: Input, measured: MeasuredTelemetr
   const report = await app.report();
   const picture =
     timeline === undefined ? undefined : await buildRunPicture(app, report, timeline, input.path);
-  await app.stop();
+  if (!options.serve) await app.stop();
 
   // The JSON report first: a page that cannot be written must not cost the report. A path that
   // fails only when written (a full device, /proc) is one line naming it, and the exit is 1.
@@ -203,7 +204,49 @@ async function run(options: CliOptions, input: Input, measured: MeasuredTelemetr
     process.stdout.write(`${text}\n`);
   }
   for (const line of unwritten) process.stderr.write(`${line}\n`);
+  if (options.serve) {
+    try {
+      await serveUntilStopped(app, options.port);
+    } finally {
+      await app.stop();
+    }
+  }
   return unwritten.length === 0 ? 0 : 1;
+}
+
+/** True while `--serve` keeps the app up: a signal then closes it, and the run ends as it would have. */
+let serving = false;
+
+/**
+ * `--serve`: the app stays up (its pumps, sagas and timers keep running, so a replay is processed),
+ * its HTTP functions on 127.0.0.1, until SIGINT or SIGTERM; then the server closes.
+ */
+async function serveUntilStopped(app: EmbeddedApp, port: number): Promise<void> {
+  let served;
+  try {
+    served = await serveApp(app, { port });
+  } catch (error) {
+    throw new Error(`--serve could not listen on 127.0.0.1:${port}: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+  serving = true;
+  process.stdout.write(
+    `console: ${served.url}${CONSOLE_PATH}\n` +
+      `HTTP API: ${served.url}/api/ (keys are not checked locally); Ctrl-C stops it\n`,
+  );
+  const signal = await new Promise<NodeJS.Signals>((resolvePromise) => {
+    const stop = (received: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolvePromise(received);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  process.stdout.write(`${signal}: closing the console and the app\n`);
+  await served.close();
+  serving = false;
 }
 
 /**
@@ -216,6 +259,8 @@ function exitOnSignals(): void {
     ['SIGTERM', 143],
   ] as const) {
     process.once(signal, () => {
+      // Serving, the run is over and its report written: serveUntilStopped closes it cleanly.
+      if (serving) return;
       process.stderr.write(`\nthe run was interrupted (${signal}): no report was written\n`);
       process.exit(code);
     });

@@ -66,11 +66,13 @@ export interface TelemetryStats {
   items: Partial<Record<TelemetryKind, { count: number; bytes: number }>>;
 }
 
-interface Envelope {
-  data?: { baseType?: string };
+/** What the tests and the sizing read of an envelope; the rest is counted as JSON. */
+export interface Envelope {
+  tags?: Record<string, string>;
+  data?: { baseType?: string; baseData?: Record<string, unknown> };
 }
 
-interface ExporterMappings {
+export interface ExporterMappings {
   readableSpanToEnvelope(span: ReadableSpan, ikey: string): Envelope;
   spanEventsToEnvelopes(span: ReadableSpan, ikey: string): Envelope[];
   logToEnvelope(log: ReadableLogRecord, ikey: string): Envelope | undefined;
@@ -81,7 +83,7 @@ interface ExporterMappings {
  * The exporter's mapping functions. Its package `exports` only its index, so they are loaded by file
  * path from where the index resolves (dist/commonjs/index.js).
  */
-function exporterMappings(): ExporterMappings {
+export function exporterMappings(): ExporterMappings {
   const root = dirname(require.resolve('@azure/monitor-opentelemetry-exporter'));
   /* eslint-disable @typescript-eslint/no-require-imports */
   const spans = require(join(root, 'utils', 'spanUtils.js')) as ExporterMappings;

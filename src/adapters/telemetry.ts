@@ -74,12 +74,38 @@ export interface ExportedTelemetry extends Telemetry {
 }
 
 /**
+ * The events exported whatever their order's sampling decision: those an alert or a workbook panel
+ * counts (bicep/modules/alerts.bicep, bicep/workbooks/), each status of a saga (the overdue alert reads
+ * the latest), the saga's start, its call for a person, and a wait for a role. Any other event (a
+ * park's `MessageParked`, `Alert.DigestMismatch`: counted by the `messages.parked` metric, found by
+ * `npm run ops -- parked list`) goes with its order's trace. tests/contract/telemetry-names.test.ts
+ * fails when an alert or a panel counts an event not listed here.
+ */
+export const UNSAMPLED_EVENTS: ReadonlySet<string> = new Set([
+  'OrderSubmitted',
+  'Saga.running',
+  'Saga.compensating',
+  'Saga.completed',
+  'Saga.compensated',
+  'Saga.cancelled',
+  'Saga.needs-attention',
+  'Alert.SagaNeedsAttention',
+  'AuthorizationPending',
+]);
+
+/**
+ * The metrics recorded as a distribution (a histogram) rather than summed: each export carries the
+ * count, sum, minimum and maximum of the values (`valueCount`, `valueSum`, `valueMin`, `valueMax` in
+ * `customMetrics`; the exporter's utils/metricUtils.js `resourceMetricsToEnvelope`), so that an alert
+ * can read the longest. The others are counters.
+ */
+export const DISTRIBUTION_METRICS: ReadonlySet<string> = new Set(['messages.waitMs']);
+
+/**
  * Passes `inner` the log records written outside a span or inside a kept one (./tracing.ts
  * `OrderSampler`), and besides them, whatever their trace's decision, every warning or error and
- * every custom event: the alerts and the workbook count those (`AuthorizationPending`,
- * `Alert.SagaNeedsAttention`, `MessageParked`, the `Saga.<status>` and `OrderSubmitted` events of an
- * order, the warnings of a retry; bicep/modules/alerts.bicep, bicep/workbooks/). A log record
- * carries the trace flags of the span active when it was written (`LogRecord.spanContext`,
+ * every event of `UNSAMPLED_EVENTS`: the alerts and the workbook count those. A log record carries
+ * the trace flags of the span active when it was written (`LogRecord.spanContext`,
  * @opentelemetry/sdk-logs), and the Azure Monitor log exporter sends every record it is given,
  * sampled or not (its `export/log.ts`), so the filter is here.
  */
@@ -88,11 +114,12 @@ export class ExportSampledOrAlerting implements LogRecordProcessor {
 
   static exports(record: Pick<SdkLogRecord, 'spanContext' | 'severityNumber' | 'attributes'>): boolean {
     const span = record.spanContext;
+    const event = record.attributes[CUSTOM_EVENT_NAME];
     return (
       span === undefined ||
       (span.traceFlags & TraceFlags.SAMPLED) !== 0 ||
       (record.severityNumber ?? SeverityNumber.UNSPECIFIED) >= SeverityNumber.WARN ||
-      record.attributes[CUSTOM_EVENT_NAME] !== undefined
+      (typeof event === 'string' && UNSAMPLED_EVENTS.has(event))
     );
   }
 
@@ -136,26 +163,35 @@ export function logsAndMetrics(
   const meters = new MeterProvider({ resource, readers: [reader] });
   const logger = loggers.getLogger('order-convoy');
   const meter = meters.getMeter('order-convoy');
-  const counters = new Map<string, Counter>();
-  const counter = (name: string): Counter => {
-    let found = counters.get(name);
+  const instruments = new Map<string, (value: number, attributes: Record<string, AttributeValue>) => void>();
+  const instrument = (name: string) => {
+    let found = instruments.get(name);
     if (found === undefined) {
-      found = meter.createCounter(name);
-      counters.set(name, found);
+      if (DISTRIBUTION_METRICS.has(name)) {
+        // No buckets: the exporter sends none of them, only count, sum, minimum and maximum.
+        const histogram = meter.createHistogram(name, { advice: { explicitBucketBoundaries: [] } });
+        found = (value, attributes) => histogram.record(value, attributes);
+      } else {
+        const counter: Counter = meter.createCounter(name);
+        found = (value, attributes) => counter.add(value, attributes);
+      }
+      instruments.set(name, found);
     }
     return found;
   };
+  // What ExportSampledOrAlerting would drop is not made: a record fewer for each entry of a dropped order.
+  const exported = (level: TraceLevel, attributes: SdkLogRecord['attributes']): boolean => {
+    const active = trace.getActiveSpan()?.spanContext();
+    const spanContext = active !== undefined && trace.isSpanContextValid(active) ? active : undefined;
+    return ExportSampledOrAlerting.exports({ ...SEVERITY[level], spanContext, attributes });
+  };
   return {
     trace(level, message, properties) {
-      // What ExportSampledOrAlerting would drop is not made: one record fewer for each entry of a
-      // dropped order.
-      const active = trace.getActiveSpan()?.spanContext();
-      const spanContext = active !== undefined && trace.isSpanContextValid(active) ? active : undefined;
-      const kept = ExportSampledOrAlerting.exports({ ...SEVERITY[level], spanContext, attributes: {} });
-      if (!kept) return;
+      if (!exported(level, {})) return;
       logger.emit({ ...SEVERITY[level], body: message, attributes: attributesOf(properties) });
     },
     event(name, properties) {
+      if (!exported('information', { [CUSTOM_EVENT_NAME]: name })) return;
       logger.emit({
         ...SEVERITY.information,
         body: name,
@@ -163,7 +199,7 @@ export function logsAndMetrics(
       });
     },
     metric(name, value, properties) {
-      counter(name).add(value, metricDimensions(properties));
+      instrument(name)(value, metricDimensions(properties));
     },
     async shutdown() {
       await Promise.all([loggers.shutdown(), meters.shutdown()]);

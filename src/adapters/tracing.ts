@@ -11,6 +11,7 @@ import {
   context,
   propagation,
   trace,
+  SpanKind,
   SpanStatusCode,
   TraceFlags,
   type Context,
@@ -141,9 +142,25 @@ function asAlwaysExported(span: ReadableSpan): ReadableSpan {
 }
 
 /**
- * Passes `inner` the spans of kept traces, and besides them every span that ended in error, whatever
- * its trace's decision: the function-failures alert counts failed deliveries (`requests` with
- * `success == false`, bicep/modules/alerts.bicep), which sampling must not take away.
+ * Whether the Azure Monitor exporter makes the span a failed row (`success == false`), by the rules
+ * of its utils/spanUtils.js: a dependency (`createDependencyData`) when its status is an error; a
+ * request, a server or consumer span (`createRequestData`), when its status is an error, or it has
+ * none and an HTTP status of 400 or more. An HTTP function that answers 5xx sets the status code, not
+ * an error (src/functions/registration.ts).
+ */
+export function isFailedSpan(span: Pick<ReadableSpan, 'kind' | 'status' | 'attributes'>): boolean {
+  const request = span.kind === SpanKind.SERVER || span.kind === SpanKind.CONSUMER;
+  if (span.status.code !== SpanStatusCode.UNSET || !request) return span.status.code === SpanStatusCode.ERROR;
+  const status = span.attributes['http.response.status_code'] ?? span.attributes['http.status_code'];
+  return (Number(status) || 0) >= 400;
+}
+
+/**
+ * Passes `inner` the spans of kept traces, and besides them every span the exporter makes a failed
+ * row of (`isFailedSpan`), whatever its trace's decision: the function-failures alert counts failed
+ * deliveries and 5xx answers (`requests` with `success == false`, bicep/modules/alerts.bicep), which
+ * sampling must not take away. So every row with `success == false` is in Application Insights, each
+ * counting once.
  */
 export class ExportSampledOrFailed implements SpanProcessor {
   constructor(readonly inner: SpanProcessor) {}
@@ -153,7 +170,7 @@ export class ExportSampledOrFailed implements SpanProcessor {
   }
 
   onEnd(span: ReadableSpan): void {
-    if (span.status.code === SpanStatusCode.ERROR) this.inner.onEnd(asAlwaysExported(span));
+    if (isFailedSpan(span)) this.inner.onEnd(asAlwaysExported(span));
     else if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) this.inner.onEnd(span);
   }
 

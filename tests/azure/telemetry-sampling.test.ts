@@ -13,7 +13,7 @@ import { CUSTOM_EVENT_NAME, openTelemetry, type ExportedTelemetry } from '../../
 import { OrderSampler, SAMPLE_RATE, startRootSpanInTrace } from '../../src/adapters/tracing';
 import { orderTraceId } from '../../src/functions/order-trace';
 import { createEmbeddedApp } from '../../local/app';
-import { startMeasuredTelemetry } from '../../local/telemetry-bytes';
+import { exporterMappings, startMeasuredTelemetry } from '../../local/telemetry-bytes';
 import { readInputFile } from '../../local/cli/input-file';
 import { START_RETENTION } from '../../local/cli/start';
 import { join } from 'node:path';
@@ -44,6 +44,7 @@ function processOrder(telemetry: ExportedTelemetry, orderId: string, fail = fals
     telemetry.trace('warning', 'transient failure; trying again in the same delivery', { orderId });
     telemetry.event('AuthorizationPending', { orderId, role: 'r', resource: 'q' });
     telemetry.event('Saga.running', { orderId });
+    telemetry.event('MessageParked', { orderId, reason: 'rejected' });
   });
   if (fail) delivery.setStatus({ code: SpanStatusCode.ERROR, message: 'boom' });
   delivery.end();
@@ -79,6 +80,8 @@ describe('OrderSampler: an order is exported whole or not at all', () => {
       kept.flatMap((orderId) => [orderId, orderId]).sort(),
     );
     for (const log of information) expect(keptTraces.has(log.spanContext?.traceId ?? '')).toBe(true);
+    const parks = exporters.logs.got.filter((log) => log.attributes[CUSTOM_EVENT_NAME] === 'MessageParked');
+    expect(parks.map((log) => orderOf(log.attributes)).sort()).toEqual([...kept].sort());
   });
 
   it('decides an order the same in every process: the decision is its trace id only', () => {
@@ -107,11 +110,39 @@ describe('what the alerts count is never sampled away', () => {
     expect(
       byKind((log) => log.severityText === 'Information' && log.attributes[CUSTOM_EVENT_NAME] === undefined),
     ).toEqual([]);
+    // A park is counted by the `messages.parked` metric; its event, the ids, goes with its order.
+    expect(byKind((log) => log.attributes[CUSTOM_EVENT_NAME] === 'MessageParked')).toEqual([]);
     // The failed delivery only: the function-failures alert counts it in `requests`.
     expect(exporters.spans.got.map((span) => [span.name, span.spanContext().traceId])).toEqual([
       ['process order-transactions', orderTraceId('O-7')],
     ]);
     expect(exporters.spans.got[0]?.attributes[SAMPLE_RATE]).toBeUndefined();
+  });
+});
+
+describe('a failed request is exported whatever its trace', () => {
+  it('exports a server span that answered 5xx or 4xx, as the exporter marks it failed, and not one that answered 2xx', async () => {
+    const exporters = recordingExporters();
+    const telemetry = openTelemetry(exporters, { serviceName: 'test', sampler: new OrderSampler(0) });
+    const tracer = trace.getTracer('test');
+    for (const status of [200, 404, 500, 503]) {
+      const span = startRootSpanInTrace(tracer, orderTraceId(`O-${status}`), 'GET /orders/{orderId}', {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': 'GET', 'http.route': 'orders/{orderId}' },
+      });
+      // As the HTTP functions answer (src/functions/registration.ts): the status on the span, no error.
+      span.setAttribute('http.response.status_code', status);
+      span.end();
+    }
+    await telemetry.shutdown();
+    const { readableSpanToEnvelope } = exporterMappings();
+    const rows = exporters.spans.got.map((span) => readableSpanToEnvelope(span, 'k').data?.baseData);
+    expect(rows.map((row) => [row?.responseCode, row?.success])).toEqual([
+      ['404', false],
+      ['500', false],
+      ['503', false],
+    ]);
+    for (const span of exporters.spans.got) expect(span.attributes[SAMPLE_RATE]).toBeUndefined();
   });
 });
 
@@ -159,9 +190,12 @@ describe('stats.telemetry: the bytes the app would export', () => {
     expect(all.telemetry?.items.requests?.count).toBeGreaterThan(0);
     expect(all.telemetry?.items.dependencies?.count).toBeGreaterThan(0);
     expect(all.telemetry?.items.customMetrics?.count).toBeGreaterThan(0);
-    // Dropping every order takes its spans and information records, not the events.
+    // Dropping every order takes its spans, information records and park events, not the events
+    // the alerts count (each saga's statuses).
     expect(none.telemetry?.items.requests).toBeUndefined();
-    expect(none.telemetry?.items.customEvents).toEqual(all.telemetry?.items.customEvents);
+    const events = (stats: typeof all) => stats.telemetry?.items.customEvents?.count ?? 0;
+    expect(events(none)).toBeGreaterThan(0);
+    expect(events(all) - events(none)).toBeGreaterThanOrEqual(all.parked);
     expect(none.telemetry!.bytesPerEntry).toBeLessThan(all.telemetry!.bytesPerEntry / 2);
     const perEntry = (stats: typeof all) =>
       Math.round((stats.telemetry!.bytes - (stats.telemetry!.items.customMetrics?.bytes ?? 0)) / entries);

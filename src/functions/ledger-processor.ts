@@ -5,6 +5,7 @@ import { realTimeBackoff, rideOut, type Backoff } from '../services/backoff';
 import { withinDeadline } from '../services/delivery-deadline';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
 import type { DeliveredMessage } from '../services/ports';
+import { recordDeliveryWait } from './delivery-wait';
 import { retryTracer } from './retry-trace';
 import { QUEUE } from '../services/queues';
 import { deliveredMessage } from './delivered-message';
@@ -65,6 +66,7 @@ export function ledgerProcessor(
     handler: async (body, context) => {
       // A batch's messageId is its batchId (docs/messages.md): the body's copy survives the worker's conversion.
       const message = deliveredMessage(body, context, { messageId: 'batchId' });
+      recordDeliveryWait(deps.telemetry, QUEUE.ledger, context);
       await inInvocationSpan(
         {
           name: `process ${QUEUE.ledger}`,

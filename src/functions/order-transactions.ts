@@ -6,6 +6,7 @@ import { withinDeadline } from '../services/delivery-deadline';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../services/message-size';
 import { FULFILL_ORDER } from '../services/fulfillment/starter';
 import type { DeliveredMessage } from '../services/ports';
+import { recordDeliveryWait } from './delivery-wait';
 import { retryTracer } from './retry-trace';
 import { QUEUE } from '../services/queues';
 import { durableClientInput } from '../adapters/azure/durable-client';
@@ -76,6 +77,7 @@ export function orderTransactions(
         },
         async (span) => {
           const resolved = deps(context);
+          recordDeliveryWait(resolved.telemetry, QUEUE.orderTransactions, context);
           const traced: ConsumerDeps = {
             ...resolved,
             sender: tracedSender(resolved.sender, resolved.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),

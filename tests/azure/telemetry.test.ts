@@ -10,7 +10,11 @@ import {
   createApplicationInsightsTelemetry,
   CUSTOM_EVENT_NAME,
 } from '../../src/adapters/telemetry';
+import { InvocationContext } from '@azure/functions';
 import { createEmbeddedApp } from '../../local/app';
+import { exporterMappings } from '../../local/telemetry-bytes';
+import { enqueuedAt, recordDeliveryWait } from '../../src/functions/delivery-wait';
+import type { Telemetry, TelemetryProperties } from '../../src/services/ports';
 import { recordingExporters } from '../support/recording-exporters';
 
 const CONNECTION_STRING = 'InstrumentationKey=00000000-0000-0000-0000-000000000000';
@@ -190,6 +194,113 @@ describe('one correlation id from the ledger message through the order to the sa
       expect(
         sagaEvents.every((e) => e.properties.correlationId === 'B-CORR' && e.properties.orderId === 'O-C'),
       ).toBe(true);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('messages.waitMs: how long each delivered message waited in its queue', () => {
+  const invocation = (enqueuedTimeUtc: unknown) =>
+    new InvocationContext({
+      functionName: 'orderTransactions',
+      invocationId: 'i-1',
+      triggerMetadata: { enqueuedTimeUtc },
+    });
+
+  it('reads the enqueued time the extension writes with no offset as UTC', () => {
+    const at = Date.parse('2026-12-02T09:00:00.123Z');
+    expect(enqueuedAt(invocation('2026-12-02T09:00:00.1230000'))).toBe(at);
+    expect(enqueuedAt(invocation('2026-12-02T09:00:00.1230000Z'))).toBe(at);
+    expect(enqueuedAt(invocation('2026-12-02T10:00:00.1230000+01:00'))).toBe(at);
+    expect(enqueuedAt(invocation(undefined))).toBeUndefined();
+    expect(enqueuedAt(invocation('not a time'))).toBeUndefined();
+  });
+
+  it('records the wait per queue, none when the time is unknown', () => {
+    const got: Array<[string, number, TelemetryProperties | undefined]> = [];
+    const telemetry: Telemetry = {
+      trace: () => undefined,
+      event: () => undefined,
+      metric: (name, value, properties) => got.push([name, value, properties]),
+    };
+    const now = Date.parse('2026-12-02T09:15:00.123Z');
+    recordDeliveryWait(telemetry, 'order-transactions', invocation('2026-12-02T09:00:00.1230000'), now);
+    recordDeliveryWait(telemetry, 'order-transactions', invocation(undefined), now);
+    expect(got).toEqual([['messages.waitMs', 15 * 60_000, { queue: 'order-transactions' }]]);
+  });
+
+  it('reaches Application Insights as a distribution: count, sum, minimum and maximum', async () => {
+    const exporters = recordingExporters();
+    const telemetry = createApplicationInsightsTelemetry(CONNECTION_STRING, {
+      serviceName: 'orders-app',
+      exporters: () => exporters,
+    });
+    telemetry.metric('messages.waitMs', 300, { queue: 'order-transactions' });
+    telemetry.metric('messages.waitMs', 1200, { queue: 'order-transactions' });
+    await telemetry.shutdown();
+    const { resourceMetricsToEnvelope } = exporterMappings();
+    const rows = exporters.metrics.got.flatMap((batch) =>
+      resourceMetricsToEnvelope(batch, 'k').map((envelope) => envelope.data?.baseData),
+    );
+    expect(rows).toEqual([
+      expect.objectContaining({
+        metrics: [
+          expect.objectContaining({ name: 'messages.waitMs', value: 1500, count: 2, min: 300, max: 1200 }),
+        ],
+        properties: { queue: 'order-transactions' },
+      }),
+    ]);
+  });
+
+  it('is recorded for every delivery of both queues of the embedded runtime', async () => {
+    const waits: Array<string | number | boolean | undefined> = [];
+    const app = createEmbeddedApp({
+      log: () => undefined,
+      catalog: { 'SKU-1': 10 },
+      instrument: {
+        telemetry: (inner) => ({
+          ...inner,
+          metric(name, value, properties) {
+            if (name === 'messages.waitMs') waits.push(properties?.queue);
+            inner.metric(name, value, properties);
+          },
+        }),
+      },
+    });
+    try {
+      await app.sendLedger([
+        {
+          messageId: 'B-WAIT',
+          sessionId: 'main',
+          body: {
+            batchId: 'B-WAIT',
+            entries: [
+              {
+                transactionId: 'T-1',
+                orderId: 'O-W',
+                sequence: 1,
+                type: 'OrderCreated',
+                data: { customerId: 'C', currency: 'EUR' },
+              },
+              {
+                transactionId: 'T-2',
+                orderId: 'O-W',
+                sequence: 2,
+                type: 'TransactionAdded',
+                final: true,
+                data: { sku: 'SKU-1', quantity: 1, unitPrice: 5 },
+              },
+            ],
+          },
+        },
+      ]);
+      await app.drain();
+      const report = await app.report();
+      expect(waits.filter((queue) => queue === 'ledger')).toHaveLength(report.stats.ledgerMessages);
+      expect(waits.filter((queue) => queue === 'order-transactions')).toHaveLength(
+        2 + report.stats.redeliveries,
+      );
     } finally {
       await app.stop();
     }

@@ -120,21 +120,31 @@ export interface InvocationSpan {
 }
 
 /**
+ * What names a `requests` row and its `operation_Name`. The Azure Monitor exporter names a server
+ * span's row after the span, but a consumer span's only after this attribute, which it takes as
+ * the `ai.operation.name` tag and leaves out of `customDimensions` (utils/spanUtils.js
+ * `createTagsFromSpan`, `createPropertiesFromSpanAttributes`, `readableSpanToEnvelope` of
+ * @azure/monitor-opentelemetry-exporter).
+ */
+const OPERATION_NAME = 'ai.operation.name';
+
+/**
  * The invocation's span: for an order, under the first incoming context in the order's trace, else
  * a root of that trace linked to the incoming ones; otherwise under the first incoming context,
- * else the root of a new trace.
+ * else the root of a new trace. A consumer span (a delivery, an activity) says its name as its row's.
  */
 function startInvocationSpan(spec: InvocationSpan): Span {
   const incoming = spec.incoming.filter((context): context is SpanContext => context !== undefined);
   const traceId = spec.orderId === undefined ? undefined : orderTraceId(spec.orderId);
   const parent =
     traceId === undefined ? incoming[0] : incoming.find((context) => context.traceId === traceId);
+  const named: Attributes =
+    spec.kind === SpanKind.CONSUMER
+      ? { ...spec.attributes, [OPERATION_NAME]: spec.name }
+      : { ...spec.attributes };
   const options = {
     kind: spec.kind,
-    attributes:
-      spec.orderId === undefined
-        ? spec.attributes
-        : { ...spec.attributes, [ATTRIBUTE.orderId]: spec.orderId },
+    attributes: spec.orderId === undefined ? named : { ...named, [ATTRIBUTE.orderId]: spec.orderId },
     links: incoming.filter((context) => context !== parent).map((context): Link => ({ context })),
   };
   if (parent !== undefined)

@@ -14,6 +14,7 @@ import { InvocationContext } from '@azure/functions';
 import { createEmbeddedApp } from '../../local/app';
 import { exporterMappings } from '../../local/telemetry-bytes';
 import { enqueuedAt, recordDeliveryWait } from '../../src/functions/delivery-wait';
+import { inInvocationSpan, SpanKind } from '../../src/functions/order-trace';
 import type { Telemetry, TelemetryProperties } from '../../src/services/ports';
 import { recordingExporters } from '../support/recording-exporters';
 
@@ -143,6 +144,30 @@ describe('Application Insights telemetry on OpenTelemetry', () => {
     telemetry.event('x');
     telemetry.metric('y', 1);
     expect(lines).toEqual([]);
+  });
+});
+
+describe('every requests row is named after its span', () => {
+  it("names a delivery's and an activity's row, and its operation, as the exporter maps the span", async () => {
+    const exporters = recordingExporters();
+    const telemetry = createApplicationInsightsTelemetry(CONNECTION_STRING, {
+      serviceName: 'orders-app',
+      exporters: () => exporters,
+    });
+    for (const name of ['process order-transactions', 'process ledger', 'activity reserveInventory'])
+      await inInvocationSpan({ name, kind: SpanKind.CONSUMER, orderId: 'O-1', incoming: [] }, async () => {});
+    await telemetry.shutdown();
+    const { readableSpanToEnvelope } = exporterMappings();
+    const rows = exporters.spans.got.map((span) => readableSpanToEnvelope(span, 'k'));
+    expect(
+      rows.map((row) => [row.data?.baseType, row.data?.baseData?.name, row.tags?.['ai.operation.name']]),
+    ).toEqual([
+      ['RequestData', 'process order-transactions', 'process order-transactions'],
+      ['RequestData', 'process ledger', 'process ledger'],
+      ['RequestData', 'activity reserveInventory', 'activity reserveInventory'],
+    ]);
+    // The name is the row's, not one more of its customDimensions.
+    for (const row of rows) expect(row.data?.baseData?.properties).not.toHaveProperty('ai.operation.name');
   });
 });
 

@@ -1,9 +1,11 @@
 // Alerts for every way the pipeline fails, each to the operators' action group, each with a runbook
 // paragraph in docs/operations.md under its name: a message that needs a person (dead-lettered,
 // parked, a saga in needs-attention), the app waiting for a role, a backlog that grows or ages,
-// failed deliveries, sagas that fail or never end, and a throttled store. The log alerts read the
-// app's own telemetry (spans, events, counters); tests/contract/telemetry-names.test.ts holds every
-// name they use to one the app emits.
+// failed deliveries, sagas that fail or never end, and a throttled store. The log alerts read only
+// what the app exports whatever its sampling: metrics, the events of UNSAMPLED_EVENTS
+// (src/adapters/telemetry.ts) and failed requests; the others are Azure Monitor platform metrics.
+// tests/contract/telemetry-names.test.ts holds every name they use to one the app emits, and fails
+// on an alert that reads what sampling may drop.
 
 param namePrefix string
 param location string
@@ -24,9 +26,9 @@ param orderTransactionsQueueName string = 'order-transactions'
 @minValue(1)
 param backlogThreshold int = 1000
 
-@description('Minutes an entry forwarded to order-transactions may wait for its first delivery.')
+@description('Minutes a message of ledger or order-transactions may wait in its queue before a delivery takes it.')
 @minValue(5)
-param forwardWaitMinutes int = 15
+param queueWaitMinutes int = 15
 
 @description('Minutes a saga may stay pending, running or compensating before it alerts.')
 @minValue(15)
@@ -349,50 +351,43 @@ resource ledgerNotDraining 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   }
 }
 
-// The age of what waits in order-transactions, from the app's own spans: each entry ledgerProcessor
-// forwards is a `send` span (dependencies) with the message's id, and each delivery of it a `process`
-// span (requests) with the same id, both in the order's trace. An entry sent over the bound ago that
-// no delivery has started is one that has waited at least that long. The deliveries are read over
-// three hours, so a repeat that duplicate detection dropped still finds its first delivery.
-resource forwardWait 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
-  name: '${namePrefix}-forward-wait'
+// How long a message waited in its queue before a delivery took it: every delivery records it
+// (`messages.waitMs`, a distribution per queue: src/functions/delivery-wait.ts), whatever the
+// sampling, and the exporter sends each minute's maximum (`valueMax`). One alert per queue. A message
+// that no delivery takes is seen by the backlog, ledger-not-draining and dead-lettered alerts; every
+// other one is seen at its first delivery, however late.
+resource queueWait 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-queue-wait'
   location: location
   tags: tags
   kind: 'LogAlert'
   properties: {
-    displayName: '${namePrefix}: entries waiting over ${forwardWaitMinutes} minutes in order-transactions'
-    description: 'Entries forwarded to order-transactions over ${forwardWaitMinutes} minutes ago have not been delivered (docs/operations.md, forward-wait).'
+    displayName: '${namePrefix}: a message waited over ${queueWaitMinutes} minutes in its queue'
+    description: 'A message of ledger or order-transactions was delivered after waiting over ${queueWaitMinutes} minutes in its queue; the queue dimension names it (docs/operations.md, queue-wait).'
     severity: 2
     enabled: true
     scopes: [
       appInsightsId
     ]
     evaluationFrequency: 'PT5M'
-    windowSize: 'PT1H'
-    overrideQueryTimeRange: 'PT3H'
+    windowSize: 'PT15M'
     criteria: {
       allOf: [
         {
-          query: format(
-            '''
-let delivered = requests
-    | where tostring(customDimensions['messaging.destination.name']) == 'order-transactions'
-        and tostring(customDimensions['messaging.operation.type']) == 'process'
-    | distinct messageId = tostring(customDimensions['messaging.message.id']);
-dependencies
-| where timestamp between (ago(1h) .. ago({0}m)) and success == true
-| where tostring(customDimensions['messaging.destination.name']) == 'order-transactions'
-    and tostring(customDimensions['messaging.operation.type']) == 'send'
-| extend messageId = tostring(customDimensions['messaging.message.id'])
-| join kind=leftanti delivered on messageId
-| summarize waiting = dcount(messageId), oldestSentAt = min(timestamp)
-| where waiting > 0
-''',
-            forwardWaitMinutes
-          )
-          timeAggregation: 'Count'
+          query: 'customMetrics | where name == \'messages.waitMs\' | extend queue = tostring(customDimensions.queue), waitedMinutes = valueMax / 60000.0'
+          timeAggregation: 'Maximum'
+          metricMeasureColumn: 'waitedMinutes'
+          dimensions: [
+            {
+              name: 'queue'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
           operator: 'GreaterThan'
-          threshold: 0
+          threshold: queueWaitMinutes
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1
@@ -411,7 +406,9 @@ dependencies
 
 // A delivery that failed (its span ended in error: the message goes back, and after maxDeliveryCount
 // deliveries to the dead-letter sub-queue) or an HTTP function that answered 5xx. Transient failures
-// ridden out inside a delivery do not fail it; the saga's activities have their own alerts.
+// ridden out inside a delivery do not fail it; the saga's activities have their own alerts. Every row
+// with success == false is exported whatever the sampling (src/adapters/tracing.ts
+// ExportSampledOrFailed), each counting once.
 resource functionFailures 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   name: '${namePrefix}-function-failures'
   location: location

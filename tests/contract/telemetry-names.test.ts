@@ -39,6 +39,8 @@ interface Emitted {
   /** The properties the call passes; `open` when some are not known statically (an index signature). */
   keys: Set<string>;
   open: boolean;
+  /** A trace's level, when the call gives a literal one (`warning` and `error` are never sampled). */
+  level?: string;
 }
 
 export interface Catalogue {
@@ -47,6 +49,14 @@ export interface Catalogue {
   traces: Emitted[];
   /** Span attribute names, for `requests` and `dependencies`. */
   attributes: Set<string>;
+  /** The names of `requests` rows: the invocation spans' names (src/functions/order-trace.ts). */
+  requests: Emitted[];
+  /** The names of `dependencies` rows: the spans started for an order (src/functions/order-trace.ts). */
+  dependencies: Emitted[];
+  /** The events exported whatever the sampling (src/adapters/telemetry.ts `UNSAMPLED_EVENTS`). */
+  unsampledEvents: Set<string>;
+  /** The metrics exported as distributions (src/adapters/telemetry.ts `DISTRIBUTION_METRICS`). */
+  distributionMetrics: Set<string>;
   /** Literal values each property or attribute is given; a key given any non-literal value is absent. */
   values: Map<string, Set<string>>;
   /** Keys given a value that is not known statically somewhere. */
@@ -80,6 +90,10 @@ function readCatalogue(): Catalogue {
     events: [],
     traces: [],
     attributes: new Set(),
+    requests: [],
+    dependencies: [],
+    unsampledEvents: new Set(),
+    distributionMetrics: new Set(),
     values: new Map(),
     openValues: new Set(),
     texts: [],
@@ -211,8 +225,11 @@ function readCatalogue(): Catalogue {
           catalogue.metrics.push(...emitted(first, third, where(node)));
         if (owner === 'Telemetry' && method === 'event' && first !== undefined)
           catalogue.events.push(...emitted(first, second, where(node)));
-        if (owner === 'Telemetry' && method === 'trace' && second !== undefined)
-          catalogue.traces.push(...emitted(second, third, where(node)));
+        if (owner === 'Telemetry' && method === 'trace' && second !== undefined) {
+          const levels = first === undefined ? undefined : literalsOf(checker.getTypeAtLocation(first));
+          const level = levels?.every((one) => one === levels[0]) === true ? levels[0] : undefined;
+          catalogue.traces.push(...emitted(second, third, where(node)).map((entry) => ({ ...entry, level })));
+        }
         // A function's own log lines, which the worker exports as traces (src/functions/index.ts).
         if (
           owner !== undefined &&
@@ -231,6 +248,28 @@ function readCatalogue(): Catalogue {
       }
       if (ts.isObjectLiteralExpression(node) && isAttributes(checker.getContextualType(node)))
         attributesOf(node);
+      // A span started for an order (a send, a saga's start) names its `dependencies` row.
+      if (
+        ts.isCallExpression(node) &&
+        ts.isIdentifier(node.expression) &&
+        node.expression.text === 'startOrderSpan' &&
+        node.arguments[0] !== undefined
+      )
+        catalogue.dependencies.push(...emitted(node.arguments[0], undefined, where(node)));
+      // An invocation span's name names its `requests` row.
+      if (
+        ts.isObjectLiteralExpression(node) &&
+        checker.getContextualType(node)?.getSymbol()?.name === 'InvocationSpan'
+      ) {
+        for (const property of node.properties) {
+          if (
+            ts.isPropertyAssignment(property) &&
+            ts.isIdentifier(property.name) &&
+            property.name.text === 'name'
+          )
+            catalogue.requests.push(...emitted(property.initializer, undefined, where(property)));
+        }
+      }
       if (
         ts.isPropertyAssignment(node) &&
         ts.isIdentifier(node.name) &&
@@ -250,10 +289,16 @@ function readCatalogue(): Catalogue {
             for (const value of values ?? []) catalogue.attributes.add(value);
           }
         }
-        if (node.name.text === 'METRIC_DIMENSIONS') {
-          node.initializer.forEachChild(function dimensions(child) {
-            if (ts.isStringLiteral(child)) catalogue.metricDimensions.add(child.text);
-            child.forEachChild(dimensions);
+        const sets: Record<string, Set<string>> = {
+          METRIC_DIMENSIONS: catalogue.metricDimensions,
+          UNSAMPLED_EVENTS: catalogue.unsampledEvents,
+          DISTRIBUTION_METRICS: catalogue.distributionMetrics,
+        };
+        const set = Object.hasOwn(sets, node.name.text) ? sets[node.name.text] : undefined;
+        if (set !== undefined) {
+          node.initializer.forEachChild(function strings(child) {
+            if (ts.isStringLiteral(child)) set.add(child.text);
+            child.forEachChild(strings);
           });
         }
       }
@@ -286,7 +331,15 @@ export function queryProblems(query: Query, catalogue: Catalogue): string[] {
     ),
   );
   const candidates = (table: string): Emitted[] =>
-    table === 'customMetrics' ? catalogue.metrics : table === 'customEvents' ? catalogue.events : [];
+    table === 'customMetrics'
+      ? catalogue.metrics
+      : table === 'customEvents'
+        ? catalogue.events
+        : table === 'requests'
+          ? catalogue.requests
+          : table === 'dependencies'
+            ? catalogue.dependencies
+            : [];
   const emittedIn = [...tables].flatMap(candidates);
 
   // Names: `name == 'x'`, `name != 'x'`, `name in ('x', 'y')`, `name startswith 'x'`.
@@ -375,6 +428,91 @@ export function queryProblems(query: Query, catalogue: Catalogue): string[] {
     const wanted = quoted(match, 3);
     if (!catalogue.texts.some((piece) => piece.includes(wanted)))
       problems.push(`${query.where}: no text of the app holds ${JSON.stringify(wanted)}`);
+  }
+  return problems;
+}
+
+/**
+ * What a query reads that sampling may have dropped. The sampler keeps or drops each order's trace
+ * whole (src/adapters/tracing.ts `OrderSampler`); whatever its decision the app exports every metric,
+ * every row the exporter marks failed (`success == false`, `ExportSampledOrFailed`), every warning and
+ * error, and the events of `UNSAMPLED_EVENTS` (src/adapters/telemetry.ts `ExportSampledOrAlerting`).
+ * An alert must read only those: a condition on a sample misses what the dropped orders did. A chart
+ * may read sampled rows when it weighs each by the orders it stands for (`itemCount`): a kept order
+ * stands for 1 / ratio orders, and since the decision depends on the order id alone, not on what
+ * happened to the order, the weighted counts and percentiles are unbiased (their noise grows as fewer
+ * orders are kept). What a sample cannot show is an absence (`leftanti`): a missing row may be dropped.
+ */
+export function samplingProblems(query: Query, catalogue: Catalogue, use: 'alert' | 'chart'): string[] {
+  const text = query.text;
+  const problems: string[] = [];
+  const reads = (table: string): boolean => new RegExp(String.raw`\b${table}\b`).test(text);
+  const weighted =
+    /\bitemCount\b/.test(text) &&
+    !/\b(?:count|countif|dcount|dcountif|percentile|percentiles)\s*\(/.test(text) &&
+    !/kind\s*=\s*leftanti/.test(text);
+  const sampled = (what: string): void => {
+    if (use === 'alert') problems.push(`${query.where}: an alert reads ${what}, which sampling may drop`);
+    else if (!weighted)
+      problems.push(
+        `${query.where}: reads ${what}, which sampling may drop, without weighing rows by itemCount (or reads an absence)`,
+      );
+  };
+
+  // One order's rows, looked up by its trace or its id: what sampling kept of it, read as such.
+  if (use === 'chart' && /\boperation_Id\s*==|customDimensions\.orderId\)\s*==\s*'/.test(text)) return [];
+  for (const table of ['requests', 'dependencies']) {
+    if (reads(table) && !/\bwhere\b[^|]*\bsuccess\s*==\s*false\b/.test(text))
+      sampled(`${table} rows that did not fail`);
+  }
+  if (reads('traces') && !/\bseverityLevel\s*>=\s*2\b/.test(text)) {
+    const messages = [
+      ...text.matchAll(new RegExp(String.raw`\bmessage\s+(?:startswith|has|contains|==)\s+${QUOTED}`, 'g')),
+    ].map((match) => quoted(match, 1));
+    const matching = catalogue.traces.filter((trace) =>
+      messages.some((wanted) => trace.fragments.some((fragment) => fragment.includes(wanted))),
+    );
+    const unsampled = (trace: Emitted): boolean => trace.level === 'warning' || trace.level === 'error';
+    if (messages.length === 0 || !matching.every(unsampled)) sampled('information-level traces');
+  }
+  if (reads('customEvents')) {
+    const asked = [
+      ...[...text.matchAll(new RegExp(String.raw`\bname\s*(?:==|=~)\s*${QUOTED}`, 'g'))].map((match) => ({
+        name: quoted(match, 1),
+        prefix: false,
+      })),
+      ...[...text.matchAll(new RegExp(String.raw`\bname\s+startswith\s+${QUOTED}`, 'g'))].map((match) => ({
+        name: quoted(match, 1),
+        prefix: true,
+      })),
+      ...[...text.matchAll(/\bname\s+in\s*\(([^)]*)\)/g)].flatMap((match) =>
+        [...match[1].matchAll(new RegExp(QUOTED, 'g'))].map((item) => ({
+          name: quoted(item, 1),
+          prefix: false,
+        })),
+      ),
+    ];
+    if (asked.length === 0) sampled('every event');
+    const literal = (entry: Emitted): string | undefined =>
+      entry.fragments.length === 1 && !entry.pattern.source.includes('.+') ? entry.fragments[0] : undefined;
+    for (const { name, prefix } of asked) {
+      const names = prefix
+        ? catalogue.events
+            .map((entry) => literal(entry) ?? `${entry.fragments[0]}…`)
+            .filter((one) => one.startsWith(name))
+        : [name];
+      for (const one of names.filter((candidate) => !catalogue.unsampledEvents.has(candidate)))
+        sampled(`the event ${JSON.stringify(one)}`);
+    }
+  }
+  if (reads('customMetrics') && /\bvalue(?:Max|Min)\b/.test(text)) {
+    const names = [...text.matchAll(new RegExp(String.raw`\bname\s*==\s*${QUOTED}`, 'g'))].map((match) =>
+      quoted(match, 1),
+    );
+    for (const name of names.filter((one) => !catalogue.distributionMetrics.has(one)))
+      problems.push(
+        `${query.where}: ${name} is a counter: its valueMax and valueMin are of one export's sum`,
+      );
   }
   return problems;
 }
@@ -521,6 +659,10 @@ describe('the names the operations queries use are names the app emits', () => {
       expect.arrayContaining(['^Saga\\.needs-attention$', '^Saga\\.completed$', '^AuthorizationPending$']),
     );
     expect(catalogue.metricDimensions).toEqual(new Set(['reason', 'queue', 'operation', 'outcome']));
+    expect(names(catalogue.requests)).toEqual(
+      expect.arrayContaining(['^process order-transactions$', '^process ledger$', '^activity .+$']),
+    );
+    expect(names(catalogue.dependencies)).toEqual(expect.arrayContaining(['^send .+$', '^start .+$']));
     expect([...catalogue.attributes]).toEqual(
       expect.arrayContaining(['order.id', 'order.entry.outcome', 'messaging.destination.name', 'faas.name']),
     );
@@ -549,6 +691,54 @@ describe('the names the operations queries use are names the app emits', () => {
     expect(problemsOf(sources, catalogue)).toEqual([]);
   });
 
+  it('the alerts read nothing sampling may drop', () => {
+    expect(ALERTS.queries.flatMap((query) => samplingProblems(query, catalogue, 'alert'))).toEqual([]);
+  });
+
+  it('the workbook weighs by itemCount what sampling may drop, and reads no absence from it', () => {
+    expect(WORKBOOK.queries.flatMap((query) => samplingProblems(query, catalogue, 'chart'))).toEqual([]);
+  });
+
+  it('the runbook weighs by itemCount what sampling may drop, and reads no absence from it', () => {
+    expect(RUNBOOK.queries.flatMap((query) => samplingProblems(query, catalogue, 'chart'))).toEqual([]);
+  });
+
+  it('fails on an alert that reads sampled rows, and on a chart that counts them unweighted', () => {
+    const alert = (text: string): string[] => samplingProblems({ where: 'q', text }, catalogue, 'alert');
+    const chart = (text: string): string[] => samplingProblems({ where: 'q', text }, catalogue, 'chart');
+    expect(catalogue.unsampledEvents).toContain('Saga.completed');
+    expect(catalogue.distributionMetrics).toContain('messages.waitMs');
+    // Spans: only the failed rows are all there.
+    expect(alert('requests | where success == false | summarize count() by name')).toEqual([]);
+    expect(alert('requests | summarize n = count(), failed = countif(success == false)')).toHaveLength(1);
+    expect(alert("requests | where name == 'process order-transactions' | summarize count()")).toHaveLength(
+      1,
+    );
+    expect(alert('dependencies | where success == true | summarize count()')).toHaveLength(1);
+    expect(chart('requests | summarize n = sum(itemCount) by name')).toEqual([]);
+    expect(chart('requests | summarize n = count() by name')).toHaveLength(1);
+    expect(chart('requests | summarize p = percentiles(duration, 50, 95)')).toHaveLength(1);
+    expect(chart('requests | summarize p = percentilesw(duration, itemCount, 50, 95)')).toEqual([]);
+    expect(
+      chart(
+        'let d = requests | project id; dependencies | join kind=leftanti d on id | summarize sum(itemCount)',
+      ),
+    ).toHaveLength(2);
+    // Events: those an alert counts are exported whatever the sampling; a park's is not.
+    expect(alert("customEvents | where name startswith 'Saga.' | summarize count()")).toEqual([]);
+    expect(alert("customEvents | where name == 'MessageParked' | summarize count()")).toHaveLength(1);
+    expect(alert('customEvents | summarize count()')).toHaveLength(1);
+    // Traces: warnings and errors are; information is not.
+    expect(alert("traces | where message startswith 'transient failure;'")).toEqual([]);
+    expect(alert("traces | where message startswith 'ledger batch forwarded'")).toHaveLength(1);
+    expect(alert('traces | where severityLevel >= 2')).toEqual([]);
+    // Metrics: never sampled; a maximum only of a distribution.
+    expect(alert("customMetrics | where name == 'messages.waitMs' | summarize max(valueMax)")).toEqual([]);
+    expect(alert("customMetrics | where name == 'entries.applied' | summarize max(valueMax)")).toHaveLength(
+      1,
+    );
+  });
+
   it('fails on a misspelled name, key, value, message or metric', () => {
     const problems = (text: string): string[] => queryProblems({ where: 'q', text }, catalogue);
     const good =
@@ -575,6 +765,12 @@ describe('the names the operations queries use are names the app emits', () => {
     expect(
       problems("requests | where tostring(customDimensions['order.entry.outcome']) == 'aplied'"),
     ).toHaveLength(1);
+    expect(problems("requests | where name == 'process order-transactions'")).toEqual([]);
+    // An HTTP function's row is named by its method and route, which are not known statically
+    // (`.+ .+`): a request name of another form is caught.
+    expect(problems("requests | where name == 'process-ledger'")).toHaveLength(1);
+    expect(problems("dependencies | where name == 'send order-transactions'")).toEqual([]);
+    expect(problems("dependencies | where name == 'sent order-transactions'")).toHaveLength(1);
     expect(problems("traces | where message startswith 'transient failures;'")).toHaveLength(1);
     expect(problems("traces | where message startswith 'transient failure;'")).toEqual([]);
     expect(problems("traces | where message == 'transient failure; trying again'")).toHaveLength(1);

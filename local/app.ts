@@ -43,6 +43,7 @@ import type { InputBinder } from './worker/bindings';
 import type { WorkerLog } from './worker/invoke';
 import { registerAndCapture } from './worker/register';
 import type { RegisteredFunction } from './worker/core';
+import { withRecordConflicts } from './record-conflicts';
 import { faultRandom, keyedRandom, withReorderFaults, withTransientFaults, type FaultSpec } from './faults';
 import type { AccountInput } from './entry-account';
 import {
@@ -199,7 +200,10 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, {
     queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
   });
-  const instrumentedOrders = options.instrument?.orders?.(orders) ?? orders;
+  // The consumer's store, counting the 409s on its records that no cache answered (the report's
+  // `recordConflicts`).
+  const consumerOrders = withRecordConflicts(orders);
+  const instrumentedOrders = options.instrument?.orders?.(consumerOrders) ?? consumerOrders;
   const convoyClock = scaledClock(options.timeScale ?? 1);
   const backoff: Backoff = { policy: options.handlerBackoff ?? HANDLER_BACKOFF, sleep: convoyClock.sleep };
   const outage = (name: 'storeOutage' | 'sendOutage' | 'durableOutage'): Outage =>
@@ -225,7 +229,8 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     measure: options.measureTelemetry,
   });
   const functionTelemetry = options.instrument?.telemetry?.(telemetry) ?? telemetry;
-  const cache = createOrderCache(options.orderCacheCapacity);
+  // The consumer instance's memory: a recycled instance (the recycleAfterCommit fault) starts anew.
+  let cache = createOrderCache(options.orderCacheCapacity);
 
   const policy: SagaPolicy = {
     retry: options.retry ?? EMBEDDED_DEFAULTS.retry,
@@ -324,7 +329,15 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
     maxConcurrentSessions: options.maxConcurrentSessions ?? EMBEDDED_DEFAULTS.maxConcurrentSessions,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
     draw: keyedRandom(seed, 'crashAfterCommit'),
-    faults: { crashAfterCommit: faults.crashAfterCommit },
+    recycleDraw: keyedRandom(seed, 'recycleAfterCommit'),
+    faults: {
+      crashAfterCommit: faults.crashAfterCommit,
+      recycleAfterCommit: faults.recycleAfterCommit,
+      aimed: { queue: QUEUE.orderTransactions, ...faults.at },
+    },
+    recycleInstance: () => {
+      cache = createOrderCache(options.orderCacheCapacity);
+    },
     log: options.log,
     bindInput,
     brokerLatencyMs: options.brokerLatencyMs,
@@ -387,6 +400,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
         orders,
         telemetry,
         inputs: options.accountInputs?.() ?? sentLedger,
+        recordConflicts: consumerOrders.conflicts(),
       }),
     async stop() {
       clearInterval(purgeTimer);

@@ -18,16 +18,28 @@ export const FAULT_NAMES = [
   'reorder',
   'activityTransient',
   'activityResultLost',
+  'recycleAfterCommit',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
+/**
+ * The faults that can also be aimed at one order, `name@ORDER`, with no draw: once, the first
+ * delivery of that order's entries on `order-transactions` (its session) loses its completion.
+ */
+export const ORDER_FAULT_NAMES = ['crashAfterCommit', 'recycleAfterCommit'] as const;
+export type OrderFaultName = (typeof ORDER_FAULT_NAMES)[number];
 /**
  * Outages, `name=seconds` (local/outages.ts): a dependency down for that long, from a seeded moment;
  * `authorizationDelay`, the app's roles not in effect for that long from the run's start.
  */
 export const OUTAGE_NAMES = ['storeOutage', 'sendOutage', 'durableOutage', 'authorizationDelay'] as const;
 export type OutageName = (typeof OUTAGE_NAMES)[number];
-/** A probability per fault, a duration in seconds per outage. */
-export type FaultSpec = Partial<Record<FaultName, number> & Record<OutageName, number>>;
+/**
+ * A probability per fault, a duration in seconds per outage, and the orders a fault is aimed at
+ * (`at`, from `name@ORDER`).
+ */
+export type FaultSpec = Partial<Record<FaultName, number> & Record<OutageName, number>> & {
+  at?: Partial<Record<OrderFaultName, string[]>>;
+};
 /** The longest outage a run may ask for: a day. */
 export const MAX_OUTAGE_SECONDS = 86_400;
 
@@ -56,6 +68,11 @@ export function parseFaults(spec: string): FaultSpec {
   const faults: FaultSpec = {};
   if (spec.trim() === '') return faults;
   for (const part of spec.split(',')) {
+    const aimed = /^\s*(\w+)@(.*)$/s.exec(part);
+    if (aimed !== null) {
+      addAimed(faults, aimed[1], aimed[2], part);
+      continue;
+    }
     const [name, value, ...rest] = part.split('=').map((piece) => piece.trim());
     if (Object.hasOwn(faults, name)) {
       throw new Error(`--faults: ${name} is given twice; give each fault once`);
@@ -89,6 +106,20 @@ export function parseFaults(spec: string): FaultSpec {
     faults[name as FaultName] = probability;
   }
   return faults;
+}
+
+/** `name@ORDER`: an order id is taken as written (no trim: ids are data), once per fault. */
+function addAimed(faults: FaultSpec, name: string, orderId: string, part: string): void {
+  if (!(ORDER_FAULT_NAMES as readonly string[]).includes(name)) {
+    throw new Error(
+      `--faults: only ${ORDER_FAULT_NAMES.join(' and ')} can be aimed at an order (name@ORDER), got ${JSON.stringify(part)}`,
+    );
+  }
+  if (orderId === '') throw new Error(`--faults: ${name}@ needs an order id, e.g. ${name}@O-26`);
+  const at = (faults.at ??= {});
+  const orders = (at[name as OrderFaultName] ??= []);
+  if (orders.includes(orderId)) throw new Error(`--faults: ${name}@${orderId} is given twice; give it once`);
+  orders.push(orderId);
 }
 
 /**

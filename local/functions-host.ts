@@ -34,6 +34,21 @@ export type HostLog = (functionName: string, level: LogLevel, message: string) =
 export interface FunctionsHostFaults {
   /** Probability that, after the handler returned, its completion is lost (a crash after commit). */
   crashAfterCommit?: number;
+  /**
+   * Probability that, after the handler returned, the instance is recycled: its completion is lost
+   * and so is its memory (`recycleInstance`), so that the redelivery meets a fresh instance.
+   */
+  recycleAfterCommit?: number;
+  /**
+   * Faults aimed at sessions of one queue, with no draw: once for each session named, the first
+   * delivery handled in it loses its completion (`name@ORDER` of local/faults.ts, an order being its
+   * session on `order-transactions`).
+   */
+  aimed?: {
+    queue: string;
+    crashAfterCommit?: readonly string[];
+    recycleAfterCommit?: readonly string[];
+  };
 }
 
 export interface FunctionsHostOptions {
@@ -50,10 +65,17 @@ export interface FunctionsHostOptions {
    * order sessions finish their handlers in, and one seed gives one run.
    */
   draw?: (key: string) => number;
+  /** The recycle fault's draw, keyed as `draw`; its own stream, so the two faults draw apart. */
+  recycleDraw?: (key: string) => number;
   faults?: FunctionsHostFaults;
   log?: HostLog;
   /** The RPC value of each extra input (e.g. the durable client), as the Azure host binds it. */
   bindInput?: InputBinder;
+  /**
+   * What a recycled instance loses: its process's memory (the consumer's cache of orders), so that
+   * what it handled next is handled as by a fresh instance.
+   */
+  recycleInstance?: () => void;
   /** host.json `extensions.serviceBus.maxAutoLockRenewalDuration`; the deployed value by default. */
   maxAutoLockRenewalDurationMs?: number;
   /** host.json `functionTimeout`; the deployed value by default. */
@@ -122,7 +144,25 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
   const sessionIdleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
   const random = options.random ?? Math.random;
   const draw = options.draw ?? (() => random());
+  const recycleDraw = options.recycleDraw ?? (() => random());
   const crashProbability = options.faults?.crashAfterCommit ?? 0;
+  const recycleProbability = options.faults?.recycleAfterCommit ?? 0;
+  const aimed = options.faults?.aimed;
+  /** The aimed faults that happened: each once, at the first delivery its session's pump settles. */
+  const aimedDone = new Set<string>();
+  const aimedAt = (
+    fault: 'crashAfterCommit' | 'recycleAfterCommit',
+    fn: QueueFunction,
+    message: ReceivedMessage,
+  ) => {
+    const sessionId = message.sessionId;
+    if (aimed === undefined || fn.queueName !== aimed.queue || sessionId === undefined) return false;
+    if (!(aimed[fault] ?? []).includes(sessionId)) return false;
+    const done = `${fault}\u0000${sessionId}`;
+    if (aimedDone.has(done)) return false;
+    aimedDone.add(done);
+    return true;
+  };
   const log = options.log ?? defaultLog;
   const maxAutoLockRenewalMs = options.maxAutoLockRenewalDurationMs ?? MAX_AUTO_LOCK_RENEWAL_MS;
   const functionTimeoutMs = options.functionTimeoutMs ?? FUNCTION_TIMEOUT_MS;
@@ -204,16 +244,23 @@ export function createFunctionsHost(options: FunctionsHostOptions): FunctionsHos
         settlement.abandon(message);
         return true;
       }
+      const key = `${fn.queueName}\u0000${message.messageId}\u0000${message.deliveryCount}`;
+      const recycled =
+        aimedAt('recycleAfterCommit', fn, message) ||
+        (recycleProbability > 0 && recycleDraw(key) < recycleProbability);
       if (
-        crashProbability > 0 &&
-        draw(`${fn.queueName}\u0000${message.messageId}\u0000${message.deliveryCount}`) < crashProbability
+        recycled ||
+        aimedAt('crashAfterCommit', fn, message) ||
+        (crashProbability > 0 && draw(key) < crashProbability)
       ) {
         counters.count(fn.name, 'crashesInjected');
+        if (recycled) options.recycleInstance?.();
         log(
           fn.name,
           'warning',
-          `fault: completion of messageId=${message.messageId} sessionId=${message.sessionId ?? '-'} lost; ` +
-            'it comes back when its lock expires',
+          `fault: completion of messageId=${message.messageId} sessionId=${message.sessionId ?? '-'} lost` +
+            (recycled ? ', its instance recycled' : '') +
+            '; it comes back when its lock expires',
         );
         return false;
       }

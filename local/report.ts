@@ -7,6 +7,7 @@ import type { OrderDocument } from '../src/services/order-documents';
 import { parkInfoOf } from '../src/services/operations/held-messages';
 import type { ApplicationProperties } from '../src/services/ports';
 import type { EntryAccount } from './entry-account';
+import type { RecordConflicts } from './record-conflicts';
 
 export interface ReportOrder {
   orderId: string;
@@ -58,6 +59,12 @@ export interface ReportStats {
    * message is in the dead-letter queue of `order-transactions` as well: redundant dead letters.
    */
   deadLetteredAfterOutcome: number;
+  /**
+   * Deliveries the store refused as their transaction record exists (409), by what the stored
+   * record's digest told: the same entry again, or its transactionId reused with other content.
+   * A redelivery the consumer's cache remembers is answered before any write and counted in neither.
+   */
+  recordConflicts: RecordConflicts;
   /** What the app would export to Application Insights (`npm start`; ./telemetry-bytes.ts). */
   telemetry?: TelemetryStats;
 }

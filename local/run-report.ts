@@ -24,6 +24,7 @@ import {
   type OwedEffects,
 } from './entry-account';
 import { droppedLedgerMessages } from './app-queues';
+import type { RecordConflicts } from './record-conflicts';
 import { buildReport, reportOrder, reportParked, type Report, type ReportOrder } from './report';
 
 export interface RunReportParts {
@@ -32,6 +33,8 @@ export interface RunReportParts {
   telemetry: RecordedTelemetry;
   /** The input's ledger messages, read once for the account, in the order `sendLedger` sent them. */
   inputs: Iterable<AccountInput>;
+  /** The store's refusals of the consumer's records that exist (./record-conflicts.ts). */
+  recordConflicts?: RecordConflicts;
 }
 
 /**
@@ -133,6 +136,7 @@ export async function buildRunReport(parts: RunReportParts): Promise<Report> {
       ),
       account,
       deadLetteredAfterOutcome,
+      recordConflicts: parts.recordConflicts ?? { duplicate: 0, digestMismatch: 0 },
       ...(telemetry.measured === undefined
         ? {}
         : { telemetry: await telemetry.measured.stats(account.entries) }),

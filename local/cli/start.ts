@@ -19,6 +19,7 @@ import { writeJsonFile } from '../../tools/cli/json-file';
 import { backlogOf, waitForRoom } from './pacing';
 import { traceFileProcessor } from '../trace-file';
 import { startMeasuredTelemetry, type MeasuredTelemetry } from '../telemetry-bytes';
+import { parseFaults, type FaultSpec } from '../faults';
 import { CONSOLE_PATH, serveApp } from '../serve';
 
 /** The package root, found from here whether this runs compiled (dist/local/cli) or from source. */
@@ -29,6 +30,14 @@ function packageRoot(): string {
 }
 
 const SAMPLES = join(packageRoot(), 'samples');
+
+/**
+ * The faults the built-in sample declares, through `--faults` as any run would (local/faults.ts):
+ * the first delivery on O-26's session commits, then its instance is recycled before the completion,
+ * so the redelivery meets a consumer whose cache never held the order and the store's 409 answers
+ * it (README.md, "What the sample shows"). A `--faults` of the caller's replaces them.
+ */
+export const SAMPLE_FAULTS = 'recycleAfterCommit@O-26';
 
 /** What `npm start`'s app keeps while it runs: enough for the report and the progress line. */
 export const START_RETENTION = {
@@ -57,6 +66,7 @@ function readText(path: string, what: string): string {
 interface Input {
   path: string;
   catalog: Record<string, number>;
+  faults: FaultSpec;
   survey: InputSurvey;
 }
 
@@ -77,7 +87,13 @@ function loadInput(options: CliOptions): Input {
       throw error;
     }
   }
-  return { path, catalog, survey: surveyInputFile(path, path, options.maxMessageBytes) };
+  const sampleRun = options.input === undefined && Object.keys(options.faults).length === 0;
+  return {
+    path,
+    catalog,
+    faults: sampleRun ? parseFaults(SAMPLE_FAULTS) : options.faults,
+    survey: surveyInputFile(path, path, options.maxMessageBytes),
+  };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -130,7 +146,7 @@ async function run(options: CliOptions, input: Input, measured: MeasuredTelemetr
   const timeline = options.html === undefined ? undefined : createTimelineRecorder();
   const app = createEmbeddedApp({
     seed: options.seed,
-    faults: options.faults,
+    faults: input.faults,
     maxConcurrentSessions: options.maxConcurrentSessions,
     catalog: input.catalog,
     creditLimit: options.creditLimit,

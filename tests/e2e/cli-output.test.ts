@@ -148,6 +148,7 @@ describe('npm start: the summary prints the per-entry account when the report ha
       ledgerMessagesParkedWhole: 0,
       redeliveries: 0,
       deadLetteredAfterOutcome: 0,
+      recordConflicts: { duplicate: 0, digestMismatch: 0 },
     };
     const account = {
       entries: 5,

@@ -57,6 +57,7 @@ describe('npm start (main)', () => {
         'ledgerMessagesParkedWhole',
         'messages',
         'parked',
+        'recordConflicts',
         'redeliveries',
         'telemetry',
       ].sort(),

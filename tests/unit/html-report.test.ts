@@ -81,6 +81,7 @@ function picture(orders: PictureOrder[], account: EntryAccount = accountOf(order
       redeliveries: 0,
       account,
       deadLetteredAfterOutcome: 0,
+      recordConflicts: { duplicate: 0, digestMismatch: 0 },
     },
     load: [{ at: 0, orderSessions: 1, entriesWaiting: 3, ledgerWaiting: 0, sagasInFlight: 0 }],
   };

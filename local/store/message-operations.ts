@@ -64,6 +64,9 @@ function replayingOf(broker: EmbeddedBroker): Set<string> {
   return claims;
 }
 
+/** The copy was no longer there to take. */
+const NOT_THERE: unique symbol = Symbol('not there');
+
 export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperations {
   const listParked = (): ParkedMessage[] => broker.peek(QUEUE.parked).map(parkedOf);
   const listDeadLettered = (queue: OperableQueue): DeadLetteredMessage[] =>
@@ -93,6 +96,58 @@ export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperati
     };
   }
 
+  /**
+   * Locks this very copy in `parked` (by its sequence number), runs `work`, and removes the copy only
+   * once `work` resolved; when it throws, the copy is given back. NOT_THERE: the copy is gone or
+   * another replay or discard holds it.
+   */
+  async function holdingParked<T>(
+    message: ParkedMessage,
+    work: () => Promise<T>,
+  ): Promise<T | typeof NOT_THERE> {
+    const locked: ReceivedMessage | undefined = broker.receiveBySequenceNumber(
+      QUEUE.parked,
+      Number(message.sequenceNumber),
+    );
+    if (locked === undefined || locked.messageId !== message.messageId) {
+      if (locked !== undefined) broker.abandon(locked);
+      return NOT_THERE;
+    }
+    let done: T;
+    try {
+      done = await work();
+    } catch (error) {
+      broker.abandon(locked);
+      throw error;
+    }
+    broker.complete(locked);
+    return done;
+  }
+
+  /** As `holdingParked`, for a dead letter, claimed as the embedded dead-letter queue has no locks. */
+  async function holdingDeadLetter<T>(
+    message: DeadLetteredMessage,
+    work: () => Promise<T>,
+  ): Promise<T | typeof NOT_THERE> {
+    const sequenceNumber = Number(message.sequenceNumber);
+    const claims = replayingOf(broker);
+    const copy = `${message.queue}\u0000${sequenceNumber}`;
+    // Checked and claimed at once, before anything is awaited: a replay or discard of this copy
+    // already under way has it, as a peek-lock receive on Azure would, and this one does nothing.
+    const stillThere = broker
+      .deadLetters(message.queue)
+      .some((letter) => letter.sequenceNumber === sequenceNumber && letter.messageId === message.messageId);
+    if (!stillThere || claims.has(copy)) return NOT_THERE;
+    claims.add(copy);
+    try {
+      const done = await work();
+      broker.takeDeadLetter(message.queue, sequenceNumber);
+      return done;
+    } finally {
+      claims.delete(copy);
+    }
+  }
+
   return {
     async listParked(): Promise<Listing<ParkedMessage>> {
       return { messages: listParked(), truncated: false };
@@ -111,58 +166,48 @@ export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperati
     },
 
     async replayParked(message) {
-      const locked: ReceivedMessage | undefined = broker.receiveBySequenceNumber(
-        QUEUE.parked,
-        Number(message.sequenceNumber),
-      );
-      if (locked === undefined || locked.messageId !== message.messageId) {
-        if (locked !== undefined) broker.abandon(locked);
-        return { delivered: false };
-      }
-      let delivery: ReplayDelivery;
-      try {
-        delivery = await send(message);
-      } catch (error) {
-        broker.abandon(locked);
-        throw error;
-      }
-      broker.complete(locked);
-      return delivery;
+      const delivery = await holdingParked(message, () => send(message));
+      return delivery === NOT_THERE ? { delivered: false } : delivery;
     },
 
     async replayDeadLettered(message) {
-      const sequenceNumber = Number(message.sequenceNumber);
-      const claims = replayingOf(broker);
-      const copy = `${message.queue}\u0000${sequenceNumber}`;
-      // Checked and claimed at once, before anything is awaited: a replay of this copy already
-      // under way has it, as a peek-lock receive on Azure would, and this one sends nothing.
-      const stillThere = broker
-        .deadLetters(message.queue)
-        .some((letter) => letter.sequenceNumber === sequenceNumber && letter.messageId === message.messageId);
-      if (!stillThere || claims.has(copy)) return { delivered: false };
-      claims.add(copy);
-      try {
-        const delivery = await send(message);
-        broker.takeDeadLetter(message.queue, sequenceNumber);
-        return delivery;
-      } finally {
-        claims.delete(copy);
-      }
+      const delivery = await holdingDeadLetter(message, () => send(message));
+      return delivery === NOT_THERE ? { delivered: false } : delivery;
+    },
+
+    async discardParked(message, keep) {
+      const discarded = await holdingParked(message, keep);
+      return { discarded: discarded !== NOT_THERE };
+    },
+
+    async discardDeadLettered(message, keep) {
+      const discarded = await holdingDeadLetter(message, keep);
+      return { discarded: discarded !== NOT_THERE };
     },
 
     async backlog(queue): Promise<QueueBacklog> {
-      const sessions = broker.queueSettings(queue).requiresSession
-        ? broker
-            .sessions(queue)
-            .filter((session) => session.pending > 0)
-            .map(({ sessionId, pending }) => ({ sessionId, pending }))
-            .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId))
-        : [];
+      // Every message of every session, in sequence order: the sessions' counts and oldest come from it.
+      const active = broker.peek(queue);
+      const bySession = new Map<string, { pending: number; oldestEnqueuedTimeUtc: number }>();
+      if (broker.queueSettings(queue).requiresSession) {
+        for (const { sessionId, enqueuedTimeUtc } of active) {
+          const id = sessionId ?? '';
+          const seen = bySession.get(id);
+          bySession.set(id, {
+            pending: (seen?.pending ?? 0) + 1,
+            oldestEnqueuedTimeUtc: Math.min(enqueuedTimeUtc, seen?.oldestEnqueuedTimeUtc ?? Infinity),
+          });
+        }
+      }
       return {
         queue,
-        activeMessages: broker.peek(queue).length,
+        activeMessages: active.length,
         deadLetteredMessages: broker.deadLetters(queue).length,
-        sessions,
+        oldestEnqueuedTimeUtc:
+          active.length === 0 ? null : Math.min(...active.map((message) => message.enqueuedTimeUtc)),
+        sessions: [...bySession]
+          .map(([sessionId, seen]) => ({ sessionId, ...seen }))
+          .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId)),
         truncated: false,
       };
     },

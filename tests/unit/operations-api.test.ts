@@ -100,6 +100,7 @@ const backlogOf = (queue: OperableQueue): QueueBacklog => ({
   queue,
   activeMessages: 2,
   deadLetteredMessages: 1,
+  oldestEnqueuedTimeUtc: null,
   sessions: [],
   truncated: false,
 });
@@ -142,6 +143,12 @@ function depsWith(fail?: () => never): { deps: OperationsApiDeps; calls: Calls }
     replayDeadLettered: async (message) => {
       calls.replayed.push(message.messageId);
       return { delivered: true, queue: message.queue, sessionId: null, messageId: message.messageId };
+    },
+    discardParked: async () => {
+      throw new Error('not used by the operations API');
+    },
+    discardDeadLettered: async () => {
+      throw new Error('not used by the operations API');
     },
     backlog: async (queue) => (await failing(), calls.backlog.push(queue), backlogOf(queue)),
     queueInfo: async () => ({ requiresSession: false, duplicateDetectionWindowMs: null }),

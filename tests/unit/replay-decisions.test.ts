@@ -174,6 +174,8 @@ function fakeOperations(
     infoAsked,
     listParked: unused,
     listDeadLettered: unused,
+    discardParked: unused,
+    discardDeadLettered: unused,
     backlog: unused,
     findParked: async (messageId) =>
       held.find(

@@ -21,6 +21,7 @@ import { AppError, PermanentError } from '../../domain/errors';
 import { parkInfoOf, replayTargetOf } from '../../services/operations/held-messages';
 import type {
   DeadLetteredMessage,
+  DiscardOutcome,
   HeldMessage,
   Listing,
   MessageOperations,
@@ -213,6 +214,9 @@ async function call<T>(what: string, operation: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The copy was not found within the scan (gone, or held by another receiver). */
+const NOT_THERE: unique symbol = Symbol('not there');
+
 export function createServiceBusOperations<M extends ReceivedLike>(
   parts: ServiceBusParts<M>,
   options: ServiceBusOperationsOptions = {},
@@ -251,16 +255,16 @@ export function createServiceBusOperations<M extends ReceivedLike>(
   }
 
   /**
-   * Receives until it holds the copy, sends its replay, then completes it. Whatever it passed over,
-   * or the copy itself when the send fails, is abandoned so it is available again at once.
+   * Receives until it holds the copy (peek-lock: no other receiver gets it meanwhile, so a replay or
+   * discard of it running elsewhere does not find it), runs `work`, then completes it. Whatever it
+   * passed over, or the copy itself when `work` fails, is abandoned so it is available again at once.
    */
-  async function takeAndReplay(
+  async function holding<T>(
     queue: OperableQueue,
     deadLetter: boolean,
     message: ParkedMessage | DeadLetteredMessage,
-  ): Promise<ReplayDelivery> {
-    const target = replayTargetOf(message);
-    if (!target.ok) throw new PermanentError('replay-target', target.reason);
+    work: () => Promise<T>,
+  ): Promise<T | typeof NOT_THERE> {
     const where = entity(queue, deadLetter);
     const receiver = receiverOf(queue, deadLetter);
     const passed: M[] = [];
@@ -275,25 +279,51 @@ export function createServiceBusOperations<M extends ReceivedLike>(
         const found = batch.find((received) => isSameCopy(received, message));
         passed.push(...batch.filter((received) => received !== found));
         if (found === undefined) continue;
+        let done: T;
         try {
-          await send(target.queue, toServiceBusMessage(target.message));
+          done = await work();
         } catch (error) {
           passed.push(found);
           throw error;
         }
         await call(`completing ${message.messageId} in ${where}`, () => receiver.completeMessage(found));
-        return {
-          delivered: true,
-          queue: target.queue,
-          sessionId: target.message.sessionId ?? null,
-          messageId: target.message.messageId,
-        };
+        return done;
       }
-      return { delivered: false };
+      return NOT_THERE;
     } finally {
       await Promise.allSettled(passed.map((received) => receiver.abandonMessage(received)));
       await receiver.close().catch(() => undefined);
     }
+  }
+
+  /** Sends the copy's replay while holding it, and removes it once sent. */
+  async function takeAndReplay(
+    queue: OperableQueue,
+    deadLetter: boolean,
+    message: ParkedMessage | DeadLetteredMessage,
+  ): Promise<ReplayDelivery> {
+    const target = replayTargetOf(message);
+    if (!target.ok) throw new PermanentError('replay-target', target.reason);
+    const delivery = await holding(queue, deadLetter, message, async (): Promise<ReplayDelivery> => {
+      await send(target.queue, toServiceBusMessage(target.message));
+      return {
+        delivered: true,
+        queue: target.queue,
+        sessionId: target.message.sessionId ?? null,
+        messageId: target.message.messageId,
+      };
+    });
+    return delivery === NOT_THERE ? { delivered: false } : delivery;
+  }
+
+  async function takeAndDiscard(
+    queue: OperableQueue,
+    deadLetter: boolean,
+    message: ParkedMessage | DeadLetteredMessage,
+    keep: () => Promise<void>,
+  ): Promise<DiscardOutcome> {
+    const kept = await holding(queue, deadLetter, message, keep);
+    return { discarded: kept !== NOT_THERE };
   }
 
   async function send(queue: OperableQueue, message: ServiceBusMessage): Promise<void> {
@@ -334,29 +364,48 @@ export function createServiceBusOperations<M extends ReceivedLike>(
 
     replayDeadLettered: (message) => takeAndReplay(message.queue, true, message),
 
+    discardParked: (message, keep) => takeAndDiscard(QUEUE.parked, false, message, keep),
+
+    discardDeadLettered: (message, keep) => takeAndDiscard(message.queue, true, message, keep),
+
     async backlog(queue): Promise<QueueBacklog> {
       const runtime = await call(`reading the counts of ${queue}`, () =>
         parts.getQueueRuntimeProperties(queue),
       );
       const settings = QUEUE_FLAGS[queue];
-      const pending = new Map<string, number>();
+      const pending = new Map<string, { pending: number; oldestEnqueuedTimeUtc: number }>();
       let truncated = false;
-      if (settings.requiresSession && runtime.activeMessageCount > 0) {
+      let oldest: number | null = null;
+      if (runtime.activeMessageCount > 0) {
         // Peeking a session queue without a session lock takes no lock from the Functions host; the
-        // service gives no per-session counts, and calls this view best effort.
+        // service gives no per-session counts nor an oldest message's age, and calls this view best
+        // effort. A peek starts at the oldest message, so the queue's oldest is right even when the
+        // listing stops at its bound.
         const listing = await peek(queue, false);
-        truncated = listing.truncated;
+        truncated = settings.requiresSession && listing.truncated;
         for (const message of listing.messages) {
+          const enqueued = brokerSet(
+            message.enqueuedTimeUtc,
+            'enqueuedTimeUtc',
+            String(message.messageId),
+          ).getTime();
+          oldest = Math.min(enqueued, oldest ?? Infinity);
+          if (!settings.requiresSession) continue;
           const sessionId = message.sessionId ?? '';
-          pending.set(sessionId, (pending.get(sessionId) ?? 0) + 1);
+          const seen = pending.get(sessionId);
+          pending.set(sessionId, {
+            pending: (seen?.pending ?? 0) + 1,
+            oldestEnqueuedTimeUtc: Math.min(enqueued, seen?.oldestEnqueuedTimeUtc ?? Infinity),
+          });
         }
       }
       return {
         queue,
         activeMessages: runtime.activeMessageCount,
         deadLetteredMessages: runtime.deadLetterMessageCount,
+        oldestEnqueuedTimeUtc: oldest,
         sessions: [...pending]
-          .map(([sessionId, count]) => ({ sessionId, pending: count }))
+          .map(([sessionId, seen]) => ({ sessionId, ...seen }))
           .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId)),
         truncated,
       };

@@ -64,12 +64,19 @@ export interface SessionBacklog {
   sessionId: string;
   /** Messages waiting in the session, one in flight included. */
   pending: number;
+  /** When the oldest of them was enqueued, milliseconds since the epoch by the broker's clock. */
+  oldestEnqueuedTimeUtc: number;
 }
 
 export interface QueueBacklog {
   queue: OperableQueue;
   activeMessages: number;
   deadLetteredMessages: number;
+  /**
+   * When the oldest active message was enqueued (ms since the epoch), null when none is active: how
+   * long the queue has been behind.
+   */
+  oldestEnqueuedTimeUtc: number | null;
   /** Sessions with messages, most pending first; empty for a queue without sessions. */
   sessions: SessionBacklog[];
   /** True when the per-session counts stopped at a bound: they are then a lower bound. */
@@ -90,6 +97,11 @@ export type ReplayDelivery =
   /** The copy is no longer where it was (replayed or removed meanwhile): nothing was sent. */
   | { delivered: false };
 
+/** Whether this call removed the copy; false when it was no longer there (replayed or removed). */
+export interface DiscardOutcome {
+  discarded: boolean;
+}
+
 export interface MessageOperations {
   listParked(): Promise<Listing<ParkedMessage>>;
   listDeadLettered(queue: OperableQueue): Promise<Listing<DeadLetteredMessage>>;
@@ -102,6 +114,14 @@ export interface MessageOperations {
   replayParked(message: ParkedMessage): Promise<ReplayDelivery>;
   /** As `replayParked`, from the dead-letter sub-queue of `message.queue`. */
   replayDeadLettered(message: DeadLetteredMessage): Promise<ReplayDelivery>;
+  /**
+   * Takes this very copy from `parked` (as a replay does, so that a replay or discard of it under
+   * way elsewhere has it and this one does nothing), calls `keep` (the archive), and only once
+   * that resolved removes the copy. When `keep` throws, the copy stays and the error is thrown.
+   */
+  discardParked(message: ParkedMessage, keep: () => Promise<void>): Promise<DiscardOutcome>;
+  /** As `discardParked`, from the dead-letter sub-queue of `message.queue`. */
+  discardDeadLettered(message: DeadLetteredMessage, keep: () => Promise<void>): Promise<DiscardOutcome>;
   backlog(queue: OperableQueue): Promise<QueueBacklog>;
   queueInfo(queue: OperableQueue): Promise<QueueInfo>;
 }

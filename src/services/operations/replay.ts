@@ -14,9 +14,8 @@ import type {
   MessageOperations,
   OperableQueue,
   ParkedMessage,
-  ReplayDelivery,
 } from './message-operations-port';
-import { readOrderHeader, readRecords } from '../order-documents';
+import { readOrderState, readRecords } from '../order-documents';
 import type { DocumentContainer, OutgoingMessage } from '../ports';
 import { QUEUE } from '../queues';
 
@@ -113,8 +112,8 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
   });
   if (admitted.kind === 'park') return parkedAs(admitted.reason, admitted.description);
   const { entry, digest, properties } = admitted;
-  const stored = await readOrderHeader(orders, entry.orderId);
-  const state = stored?.document ?? newOrderState(entry.orderId);
+  const stored = await readOrderState(orders, entry.orderId);
+  const state = stored ?? newOrderState(entry.orderId);
   // The entry's own record too: the consumer learns of it from the store's 409, a prediction writes nothing.
   const known = await readRecords(orders, entry.orderId, [
     ...recordsNeeded(state, entry),
@@ -126,7 +125,7 @@ async function predictEntry(orders: DocumentContainer, message: OutgoingMessage)
       return parkedAs(decision.reason, decision.description);
     case 'duplicate': {
       // The consumer does whatever effects the order still holds pending, this entry's park included.
-      const pending = stored?.document.outbox ?? null;
+      const pending = stored?.outbox ?? null;
       const rejection = pending?.parks.find((park) => park.transactionId === entry.transactionId);
       if (rejection !== undefined) {
         return parkedAs(
@@ -257,12 +256,26 @@ async function duplicateDetectionRefusal(
   return null;
 }
 
-async function replay(
+/** A replay that passed every check: where it goes and what it should meet there. */
+export interface ReplayAllowed {
+  allowed: true;
+  queue: OperableQueue;
+  sessionId: string | null;
+  forced: boolean;
+  prediction: Prediction;
+}
+
+export type ReplayRefused = Extract<ReplayResult, { replayed: false }>;
+
+/**
+ * Every check a replay makes before it sends anything (docs/messages.md): a dry run stops here, a
+ * replay then delivers. Reads the order as stored now, writes nothing.
+ */
+export async function checkReplay(
   deps: ReplayDeps,
   message: ParkedMessage | DeadLetteredMessage,
-  options: ReplayOptions,
-  deliver: () => Promise<ReplayDelivery>,
-): Promise<ReplayResult> {
+  options: ReplayOptions = {},
+): Promise<ReplayAllowed | ReplayRefused> {
   const target = replayTargetOf(message);
   if (!target.ok) return { replayed: false, refusal: 'no-origin', reason: target.reason, prediction: null };
   const prediction = await predictReplay(deps.orders, message, target.queue, target.message);
@@ -288,24 +301,43 @@ async function replay(
       ? await duplicateDetectionRefusal(deps, message, landsIn)
       : null;
   if (lost !== null) return { replayed: false, refusal: 'duplicate-detection', reason: lost, prediction };
+  return {
+    allowed: true,
+    queue: target.queue,
+    sessionId: target.message.sessionId ?? null,
+    forced: forced && refused !== null,
+    prediction,
+  };
+}
 
-  const delivery = await deliver();
+/** Checks the held message as it was listed, then takes that very copy and sends it. */
+export async function replayHeld(
+  deps: ReplayDeps,
+  message: ParkedMessage | DeadLetteredMessage,
+  options: ReplayOptions = {},
+): Promise<ReplayResult> {
+  const checked = await checkReplay(deps, message, options);
+  if (!('allowed' in checked)) return checked;
+  const delivery =
+    message.kind === 'parked'
+      ? await deps.operations.replayParked(message)
+      : await deps.operations.replayDeadLettered(message);
   if (!delivery.delivered) {
     return {
       replayed: false,
       refusal: 'not-found',
       reason: `${message.messageId} left ${message.kind === 'parked' ? 'parked' : `the dead-letter queue of ${message.queue}`} meanwhile; nothing was sent`,
-      prediction,
+      prediction: checked.prediction,
     };
   }
   return {
     replayed: true,
-    queue: target.queue,
-    sessionId: target.message.sessionId ?? null,
+    queue: checked.queue,
+    sessionId: checked.sessionId,
     messageId: message.messageId,
     sentAs: delivery.messageId,
-    forced: forced && refused !== null,
-    prediction,
+    forced: checked.forced,
+    prediction: checked.prediction,
   };
 }
 
@@ -323,7 +355,7 @@ export async function replayParked(
       prediction: null,
     };
   }
-  return replay(deps, message, options, () => deps.operations.replayParked(message));
+  return replayHeld(deps, message, options);
 }
 
 export async function replayDeadLettered(
@@ -341,5 +373,5 @@ export async function replayDeadLettered(
       prediction: null,
     };
   }
-  return replay(deps, message, options, () => deps.operations.replayDeadLettered(message));
+  return replayHeld(deps, message, options);
 }

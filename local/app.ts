@@ -31,6 +31,12 @@ import { durableOrchestrationClient } from '../src/adapters/azure/durable-client
 import { createEmbeddedOperations } from './store/message-operations';
 import { ordersHttp } from '../src/functions/http/orders-http';
 import { operationsHttp } from '../src/functions/http/operations-http';
+import { LOCAL_PLATFORM } from '../src/functions/http/actor';
+import {
+  createOperationsJournal,
+  OPERATIONS_CONTAINER,
+  OPERATIONS_PARTITION_KEY_PATH,
+} from '../src/services/operations/operations-journal';
 import { createFunctionsHost, type FunctionsHost, type HostLog } from './functions-host';
 import {
   httpFunctionsOf,
@@ -203,6 +209,12 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   // The consumer's store, counting the 409s on its records that no cache answered (the report's
   // `recordConflicts`).
   const consumerOrders = withRecordConflicts(orders);
+  // The operators' audit and archive, as the `operations` container on Azure.
+  const journal = createOperationsJournal(
+    store.container(OPERATIONS_CONTAINER, OPERATIONS_PARTITION_KEY_PATH, {
+      queriedFields: queriedFieldsOf(OPERATIONS_CONTAINER),
+    }),
+  );
   const instrumentedOrders = options.instrument?.orders?.(consumerOrders) ?? consumerOrders;
   const convoyClock = scaledClock(options.timeScale ?? 1);
   const backoff: Backoff = { policy: options.handlerBackoff ?? HANDLER_BACKOFF, sleep: convoyClock.sleep };
@@ -294,13 +306,19 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       ),
     ],
     http: [
-      ...ordersHttp((context) => ({
-        orders,
-        orchestrations: durableOrchestrationClient(context),
-        cancellationFeePercent: policy.cancellationFeePercent,
-        now: Date.now,
-      })),
-      ...operationsHttp(() => ({ operations: createEmbeddedOperations(broker), orders, now: Date.now })),
+      ...ordersHttp(
+        (context) => ({
+          orders,
+          orchestrations: durableOrchestrationClient(context),
+          cancellationFeePercent: policy.cancellationFeePercent,
+          now: Date.now,
+        }),
+        { platform: LOCAL_PLATFORM, journal, now: Date.now },
+      ),
+      ...operationsHttp(
+        () => ({ operations: createEmbeddedOperations(broker), orders, journal, now: Date.now }),
+        LOCAL_PLATFORM,
+      ),
     ],
     ...saga,
   });

@@ -18,6 +18,7 @@ import { PermanentError } from '../domain/errors';
 import { ORDERS_CONTAINER } from '../services/order-documents';
 import type { QuerySpec } from '../services/ports';
 import { DOWNSTREAM_CONTAINER, INVENTORY_CONTAINER } from './downstream';
+import { OPERATIONS_CONTAINER } from '../services/operations/operations-journal';
 
 /**
  * Queried fields besides the partition key:
@@ -28,11 +29,14 @@ import { DOWNSTREAM_CONTAINER, INVENTORY_CONTAINER } from './downstream';
  *   (local/order-records.ts).
  * - downstream: `kind`, the records of one kind (charges, shipments, ...) the saga tests read.
  * - inventory: none; stock is read by sku, a point read.
+ * - operations: `kind`, the archive of one order and the audit of one day, each in its partition
+ *   (src/services/operations/operations-journal.ts).
  */
 export const QUERIED_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
   [ORDERS_CONTAINER, ['kind']],
   [INVENTORY_CONTAINER, []],
   [DOWNSTREAM_CONTAINER, ['kind']],
+  [OPERATIONS_CONTAINER, ['kind']],
 ]);
 
 /** The queried fields of a container of the app; throws for a container the app does not have. */

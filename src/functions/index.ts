@@ -25,6 +25,12 @@ import { ledgerProcessor } from './ledger-processor';
 import { orderTransactions } from './order-transactions';
 import { ordersHttp } from './http/orders-http';
 import { operationsHttp } from './http/operations-http';
+import { platformOf } from './http/actor';
+import {
+  createOperationsJournal,
+  OPERATIONS_CONTAINER,
+  OPERATIONS_PARTITION_KEY_PATH,
+} from '../services/operations/operations-journal';
 import { connectServiceBus, createServiceBusOperations } from '../adapters/azure/service-bus-operations';
 import { sagaDefinitions } from './fulfill-order';
 import { registerFunctions } from './registration';
@@ -71,6 +77,14 @@ const orders = createCosmosContainer(database.container(ORDERS_CONTAINER), ORDER
   queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
   telemetry,
 });
+const journal = createOperationsJournal(
+  createCosmosContainer(database.container(OPERATIONS_CONTAINER), OPERATIONS_PARTITION_KEY_PATH, {
+    queriedFields: queriedFieldsOf(OPERATIONS_CONTAINER),
+    telemetry,
+  }),
+);
+// Whether App Service authentication is on, as the platform tells the process (./http/actor.ts).
+const platform = platformOf(process.env);
 const sender = createServiceBusSender(settings.serviceBusNamespace, credential);
 const cache = createOrderCache();
 
@@ -120,15 +134,18 @@ registerFunctions({
     })),
   ],
   http: [
-    ...ordersHttp((context) => ({
-      orders,
-      orchestrations: durableOrchestrationClient(context),
-      cancellationFeePercent: fulfillment.cancellationFeePercent,
-      now: Date.now,
-    })),
+    ...ordersHttp(
+      (context) => ({
+        orders,
+        orchestrations: durableOrchestrationClient(context),
+        cancellationFeePercent: fulfillment.cancellationFeePercent,
+        now: Date.now,
+      }),
+      { platform, journal, now: Date.now },
+    ),
     // Operations: the same Service Bus identity, plus Data Owner on the namespace for queue
     // settings and counts.
-    ...operationsHttp(() => ({ operations, orders, now: Date.now })),
+    ...operationsHttp(() => ({ operations, orders, journal, now: Date.now }), platform),
   ],
   ...saga,
 });

@@ -1,13 +1,14 @@
 /**
- * The operations functions are registered by the Azure entry point, behind function keys. Outside
+ * The operations functions are registered by the Azure entry point, behind function keys where no
+ * identity provider is configured. Outside
  * the Functions host `@azure/functions` skips registration, so `app.http` is observed with a spy;
  * nothing reaches the network, as the clients connect on first use.
  */
 import type { app } from '@azure/functions';
 import { loadEntry, SETTINGS } from '../support/azure-entry';
 
-function httpRegistrations(): Parameters<typeof app.http>[] {
-  return loadEntry(SETTINGS).http.mock.calls;
+function httpRegistrations(env: Record<string, string> = {}): Parameters<typeof app.http>[] {
+  return loadEntry({ ...SETTINGS, ...env }).http.mock.calls;
 }
 
 describe('src/functions/index.ts: operations', () => {
@@ -25,6 +26,20 @@ describe('src/functions/index.ts: operations', () => {
       'opsShowDeadLettered GET ops/deadletter/{queue}/{messageId} function',
       'opsReplayDeadLettered POST ops/deadletter/{queue}/{messageId}/replay admin',
       'opsSessions GET ops/sessions/{queue} function',
+      'opsBulkReplay POST ops/replay admin',
+      'opsOrderReplay POST ops/orders/{orderId}/replay admin',
+      'opsDiscard POST ops/discard admin',
+      'opsArchive GET ops/archive function',
+      'opsAudit GET ops/audit function',
     ]);
+  });
+
+  it('asks for no key where the platform authenticates (WEBSITE_AUTH_ENABLED): the app role decides', () => {
+    const levels = httpRegistrations({ WEBSITE_AUTH_ENABLED: 'True' })
+      .filter(([name]) => name.startsWith('ops') || name.endsWith('Order'))
+      .map(([name, options]) => `${name} ${options.authLevel}`);
+    expect(levels).toContain('opsReplayParked anonymous');
+    expect(levels).toContain('cancelOrder anonymous');
+    expect(levels.filter((level) => !level.endsWith(' anonymous'))).toEqual([]);
   });
 });

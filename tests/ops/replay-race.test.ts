@@ -11,6 +11,7 @@ import {
   type ServiceBusParts,
 } from '../../src/adapters/azure/service-bus-operations';
 import { operationsHttp } from '../../src/functions/http/operations-http';
+import { KEYS_ONLY } from '../support/principal';
 import { created, entryMessageFor, messageIdOf } from '../support/e2e';
 import { invokeHttp } from '../support/http';
 import { opsWorld, useOpsWorlds, type OpsWorld } from '../support/ops';
@@ -35,7 +36,7 @@ async function withEntryDeadLettered(): Promise<OpsWorld> {
 
 function replay(world: OpsWorld): Promise<HttpResponseInit> {
   return invokeHttp(
-    operationsHttp(() => world.deps),
+    operationsHttp(() => world.deps, KEYS_ONLY),
     'opsReplayDeadLettered',
     { params: { queue: 'order-transactions', messageId: messageIdOf(entry) } },
   );

@@ -8,6 +8,9 @@ import { TransientError } from '../../src/domain/errors';
 import type { OrderStatus } from '../../src/domain/order';
 import { STEPS, type SagaStatus } from '../../src/domain/saga';
 import { ordersHttp } from '../../src/functions/http/orders-http';
+import type { Platform } from '../../src/functions/http/actor';
+import { EASY_AUTH, KEYS_ONLY, signedIn } from '../support/principal';
+import { testJournal } from '../support/journal';
 import { ORDER_HEADER_ID, fulfillmentInputOf } from '../../src/services/order-documents';
 import * as ordersApi from '../../src/services/fulfillment/orders-api';
 import { parseReview, type OrdersApiDeps } from '../../src/services/fulfillment/orders-api';
@@ -418,6 +421,10 @@ describe('reviewSaga', () => {
 
 describe('orders HTTP functions', () => {
   const logged: unknown[][] = [];
+  let journal = testJournal();
+  beforeEach(() => {
+    journal = testJournal();
+  });
 
   function call(
     h: Harness,
@@ -426,16 +433,17 @@ describe('orders HTTP functions', () => {
     orderId: string,
     body?: string,
     headers?: Record<string, string>,
+    platform: Platform = KEYS_ONLY,
   ): Promise<HttpResponseInit> {
     return invokeHttp(
-      ordersHttp(() => h.deps),
+      ordersHttp(() => h.deps, { platform, journal, now: () => NOW }),
       name,
       { method, params: { orderId }, body, logged, headers },
     );
   }
 
   it('defines the three routes', () => {
-    const definitions = ordersHttp(() => harness().deps);
+    const definitions = ordersHttp(() => harness().deps, { platform: KEYS_ONLY, journal, now: () => NOW });
     expect(definitions.map((d) => [d.name, d.route, d.methods])).toEqual([
       ['getOrder', 'orders/{orderId}', ['GET']],
       ['cancelOrder', 'orders/{orderId}/cancel', ['POST']],
@@ -472,24 +480,71 @@ describe('orders HTTP functions', () => {
     expect(h.orchestrations.started).toHaveLength(1);
   });
 
-  it('records who cancelled in the saga record: the platform principal, else the admin key', async () => {
+  it('does not believe a caller-supplied X-MS-CLIENT-PRINCIPAL-NAME when App Service authentication is off', async () => {
     const h = harness();
     await storeOrder(h, 'O-1');
     await runSaga(h, 'O-1', ['reserveInventory'], 'running');
+    // Without the platform's authentication nothing strips these headers: anyone holding the admin
+    // key could write any name here.
     const response = await call(h, 'cancelOrder', 'POST', 'O-1', undefined, {
       'x-ms-client-principal-name': 'alice@contoso.com',
       'x-ms-client-principal-id': '00000000-0000-0000-0000-00000000a11c',
     });
     expect(response.status).toBe(202);
+    expect((await readSagaRecord(h.w.orders, 'O-1'))?.cancel?.requestedBy).toBe('admin-key');
+  });
+
+  it('records the principal the platform vouches for when authentication is on, and audits the cancel', async () => {
+    const h = harness();
+    await storeOrder(h, 'O-1');
+    await runSaga(h, 'O-1', ['reserveInventory'], 'running');
+    const alice = signedIn('alice@contoso.com', ['Operations.Write']);
+    const response = await call(h, 'cancelOrder', 'POST', 'O-1', undefined, alice, EASY_AUTH);
+    expect(response.status).toBe(202);
     expect((await readSagaRecord(h.w.orders, 'O-1'))?.cancel).toMatchObject({
       requestedBy: 'entra:alice@contoso.com',
       delivered: true,
     });
+    expect(await journal.audited(NOW - 1000, NOW)).toEqual([
+      expect.objectContaining({
+        action: 'cancel',
+        by: 'entra:alice@contoso.com',
+        vouchedBy: expect.stringContaining('Operations.Write'),
+        request: { orderId: 'O-1' },
+        outcome: 'done',
+        status: 202,
+      }),
+    ]);
+  });
 
-    await storeOrder(h, 'O-2');
-    await runSaga(h, 'O-2', ['reserveInventory'], 'running');
-    expect((await call(h, 'cancelOrder', 'POST', 'O-2')).status).toBe(202);
-    expect((await readSagaRecord(h.w.orders, 'O-2'))?.cancel?.requestedBy).toBe('admin-key');
+  it('refuses a signed-in caller without Operations.Write (403), and one the platform names no principal for (401)', async () => {
+    const h = harness();
+    await storeOrder(h, 'O-1');
+    await runSaga(h, 'O-1', ['reserveInventory'], 'running');
+    const reader = signedIn('reader@contoso.com', ['Operations.Read']);
+    await expect(call(h, 'cancelOrder', 'POST', 'O-1', undefined, reader, EASY_AUTH)).resolves.toEqual({
+      status: 403,
+      jsonBody: {
+        error: 'reader@contoso.com does not hold the app role Operations.Write, which this call needs',
+      },
+    });
+    await expect(
+      call(
+        h,
+        'reviewOrder',
+        'POST',
+        'O-1',
+        '{"action":"retry"}',
+        { 'x-ms-client-principal-name': 'x' },
+        EASY_AUTH,
+      ),
+    ).resolves.toMatchObject({ status: 401 });
+    expect((await call(h, 'getOrder', 'GET', 'O-1', undefined, reader, EASY_AUTH)).status).toBe(200);
+    expect(
+      (await call(h, 'getOrder', 'GET', 'O-1', undefined, signedIn('nobody@contoso.com', []), EASY_AUTH))
+        .status,
+    ).toBe(403);
+    expect((await readSagaRecord(h.w.orders, 'O-1'))?.cancel ?? null).toBeNull();
   });
 
   it('records who reviewed, what and when, in the saga record', async () => {
@@ -497,9 +552,15 @@ describe('orders HTTP functions', () => {
     await storeOrder(h, 'O-1');
     await runSaga(h, 'O-1', ['reserveInventory'], 'needs-attention', 'release failed');
     const review = JSON.stringify({ action: 'resolved', note: 'refunded by hand' });
-    const response = await call(h, 'reviewOrder', 'POST', 'O-1', review, {
-      'x-ms-client-principal-name': 'bob@contoso.com',
-    });
+    const response = await call(
+      h,
+      'reviewOrder',
+      'POST',
+      'O-1',
+      review,
+      signedIn('bob@contoso.com', ['Operations.Write']),
+      EASY_AUTH,
+    );
     expect(response.status).toBe(202);
     expect((await readSagaRecord(h.w.orders, 'O-1'))?.reviews).toEqual([
       { at: NOW_ISO, by: 'entra:bob@contoso.com', action: 'resolved', note: 'refunded by hand' },

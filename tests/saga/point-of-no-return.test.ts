@@ -6,6 +6,8 @@
 import { TransientError } from '../../src/domain/errors';
 import { fulfillmentInstanceId, MAX_SAGA_REASON_LENGTH } from '../../src/domain/saga';
 import { ordersHttp } from '../../src/functions/http/orders-http';
+import { KEYS_ONLY } from '../support/principal';
+import { testJournal } from '../support/journal';
 import { MAX_REQUEST_BODY_BYTES } from '../../src/functions/http/http-support';
 import {
   cancelOrder,
@@ -230,7 +232,7 @@ describe('a person decides once per needs-attention episode', () => {
       kind: 'malformed',
       error: `note must be at most ${MAX_REVIEW_NOTE_LENGTH} characters, got ${huge.length}`,
     });
-    const http = ordersHttp(() => api(h));
+    const http = ordersHttp(() => api(h), { platform: KEYS_ONLY, journal: testJournal(), now: Date.now });
     const response = await invokeHttp(http, 'reviewOrder', {
       params: { orderId: 'O-1' },
       body: JSON.stringify({ action: 'resolved', note: huge }),

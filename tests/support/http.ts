@@ -8,6 +8,8 @@ export interface HttpCall {
   params: Record<string, string>;
   body?: string;
   headers?: Record<string, string>;
+  /** The query string's parameters. */
+  query?: Record<string, string>;
   /** Receives every `context.log` argument list. */
   logged?: unknown[][];
 }
@@ -22,7 +24,7 @@ export function invokeHttp(
   if (definition === undefined) throw new Error(`no function ${name}`);
   const request = new HttpRequest({
     method: call.method ?? definition.methods[0],
-    url: `http://localhost/api/${definition.route}`,
+    url: `http://localhost/api/${definition.route}${call.query === undefined ? '' : `?${new URLSearchParams(call.query).toString()}`}`,
     params: call.params,
     ...(call.headers === undefined ? {} : { headers: call.headers }),
     ...(call.body === undefined ? {} : { body: { string: call.body } }),

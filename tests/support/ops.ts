@@ -5,7 +5,12 @@
 import { createEmbeddedApp, type EmbeddedApp, type EmbeddedAppOptions } from '../../local/app';
 import { createEmbeddedOperations } from '../../local/store/message-operations';
 import type { MessageOperations, ParkedMessage } from '../../src/services/operations/message-operations-port';
-import type { ReplayDeps } from '../../src/services/operations/replay';
+import type { OperationsHttpDeps } from '../../src/functions/http/operations-http';
+import {
+  createOperationsJournal,
+  OPERATIONS_CONTAINER,
+  OPERATIONS_PARTITION_KEY_PATH,
+} from '../../src/services/operations/operations-journal';
 import { quiet } from './e2e';
 import type { LedgerInput } from '../../local/app';
 import { expectAccountAddsUp } from './account';
@@ -41,7 +46,8 @@ export function moveClockPastDuplicateWindow(): void {
 export interface OpsWorld {
   app: EmbeddedApp;
   operations: MessageOperations;
-  deps: ReplayDeps;
+  /** What the operations HTTP functions take, on the app's broker and store (its journal too). */
+  deps: OperationsHttpDeps;
   /**
    * Entries the test means to leave dead-lettered after their outcome committed (expectAccountAddsUp's
    * `deadLetteredAfterOutcome`); every run and the test's end are checked against it.
@@ -58,7 +64,14 @@ export function opsWorld(options: EmbeddedAppOptions = {}): OpsWorld {
   const world = {
     app,
     operations,
-    deps: { operations, orders: app.orders, now: () => Date.now() },
+    deps: {
+      operations,
+      orders: app.orders,
+      journal: createOperationsJournal(
+        app.store.container(OPERATIONS_CONTAINER, OPERATIONS_PARTITION_KEY_PATH),
+      ),
+      now: () => Date.now(),
+    },
     twoOutcomes: 0,
   };
   openWorlds.add(world);

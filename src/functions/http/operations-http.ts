@@ -1,11 +1,13 @@
 /**
- * The operator's HTTP functions under `/api/ops/`: parked and dead-lettered messages, their replay,
- * and each queue's session backlog. A function key guards the reads; the replays, which move
- * messages between queues, take the admin key, and their trace names who called (./actor.ts).
+ * The operator's HTTP functions under `/api/ops/`: parked and dead-lettered messages, their replay one
+ * by one, in bulk and by order, their discard into the archive, each queue's session backlog, and the
+ * archive and the audit. Reading needs the app role `Operations.Read`, changing anything
+ * `Operations.Write`, or the function key and the admin key where no identity provider is configured
+ * (./actor.ts). Every change writes an audit record naming who, as the platform vouched for them.
  * A messageId with `#` or `/` in it (a ledger entry parked alone is `<batchId>#<index>`) must be
  * percent-encoded in the URL.
  */
-import type { HttpRequest, InvocationContext } from '@azure/functions';
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import {
   listDeadLettered,
   listParked,
@@ -17,111 +19,292 @@ import {
   type OperationsApiDeps,
   type ReplayOutcome,
 } from '../../services/operations/operations-api';
+import {
+  bulkReplay,
+  discard,
+  orderedReplay,
+  parseBulkReplay,
+  parseDiscard,
+  parseOrderReplay,
+  type RecoveryDeps,
+  type RecoveryReport,
+} from '../../services/operations/recovery';
+import {
+  MAX_AUDIT_DAYS,
+  type AuditEntry,
+  type OperationsJournal,
+} from '../../services/operations/operations-journal';
+import { AppError } from '../../domain/errors';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
 import { jsonBody, responseOf } from './http-support';
-import { actorOf } from './actor';
+import { authLevelFor, authorize, ROLE, type Caller, type Platform, type Role } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
 const DURABLE_CLIENT = [durableClientInput];
 
-/** Every replay is logged: the log is the record of who moved what, and when. */
-function logReplay(context: InvocationContext, request: HttpRequest, outcome: ReplayOutcome): void {
-  const response = responseOf(outcome);
-  context.log('replay requested', {
-    by: actorOf(request),
-    queue: request.params.queue ?? 'parked',
-    messageId: request.params.messageId,
-    status: response.status,
-    outcome:
-      outcome.kind !== 'replay'
-        ? outcome.error
-        : outcome.result.replayed
-          ? 'replayed'
-          : outcome.result.refusal,
+export type OperationsHttpDeps = OperationsApiDeps & RecoveryDeps;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Writes the action's audit record and answers `response`; when the record cannot be written the
+ * caller is told (500) with what the action did, since it already did it.
+ */
+async function audited(
+  journal: OperationsJournal,
+  now: () => number,
+  caller: Caller,
+  entry: AuditEntry,
+  response: HttpResponseInit,
+  context: InvocationContext,
+): Promise<HttpResponseInit> {
+  context.log(`${entry.action} requested`, {
+    by: caller.actor,
+    status: entry.status,
+    outcome: entry.outcome,
   });
+  try {
+    await journal.audit(caller, entry, now());
+    return response;
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return {
+      status: 500,
+      jsonBody: {
+        error: `the ${entry.action} ran, but its audit record could not be written (${error.code}): ${error.message}`,
+        result: response.jsonBody,
+      },
+    };
+  }
+}
+
+function replayOneEntry(request: HttpRequest, outcome: ReplayOutcome, status: number): AuditEntry {
+  const messageId = request.params.messageId;
+  const detail =
+    outcome.kind !== 'replay' ? outcome.error : outcome.result.replayed ? undefined : outcome.result.reason;
+  return {
+    action: 'replay-one',
+    request: { heldIn: request.params.queue ?? 'parked', messageId },
+    outcome: outcome.kind === 'replay' && outcome.result.replayed ? 'done' : 'refused',
+    status,
+    messages: [
+      {
+        messageId,
+        orderId: null,
+        action: outcome.kind === 'replay' && outcome.result.replayed ? 'replayed' : 'skipped',
+        ...(detail === undefined ? {} : { detail }),
+      },
+    ],
+  };
+}
+
+function reportEntry(action: string, request: Record<string, unknown>, report: RecoveryReport): AuditEntry {
+  return {
+    action,
+    request,
+    outcome: report.dryRun ? 'dry-run' : 'done',
+    status: 200,
+    messages: report.messages.map(({ messageId, orderId, action: done, detail }) => ({
+      messageId,
+      orderId,
+      action: done,
+      ...(detail === undefined ? {} : { detail }),
+    })),
+  };
+}
+
+/** A broker or store failure the app classifies: 503 when it may clear, 500 when it will not. */
+function failed(error: AppError): HttpResponseInit {
+  return {
+    status: error.kind === 'transient' ? 503 : 500,
+    jsonBody: { error: error.message, code: error.code },
+  };
+}
+
+/** An ISO time from the query, or the fallback; an error names the parameter. */
+function queryTime(request: HttpRequest, name: string, fallback: number): number | string {
+  const value = request.query.get(name);
+  if (value === null || value === '') return fallback;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms)
+    ? `${name} must be an ISO 8601 time such as 2026-01-31T09:00:00Z, got ${JSON.stringify(value)}`
+    : ms;
 }
 
 export function operationsHttp(
-  deps: (context: InvocationContext) => OperationsApiDeps,
+  deps: (context: InvocationContext) => OperationsHttpDeps,
+  platform: Platform,
 ): HttpFunctionDefinition[] {
+  /** A route that lets in only a caller the platform vouches for in `role`. */
+  const route = (
+    name: string,
+    path: string,
+    method: 'GET' | 'POST',
+    role: Role,
+    handle: (request: HttpRequest, context: InvocationContext, caller: Caller) => Promise<HttpResponseInit>,
+  ): HttpFunctionDefinition => ({
+    name,
+    route: path,
+    methods: [method],
+    authLevel: authLevelFor(platform, role),
+    extraInputs: DURABLE_CLIENT,
+    handler: async (request, context) => {
+      const authorized = authorize(request, platform, role);
+      if (!authorized.ok) return authorized.response;
+      return handle(request, context, authorized.caller);
+    },
+  });
+
+  const replayOne =
+    (replay: (d: OperationsHttpDeps, request: HttpRequest, body: unknown) => Promise<ReplayOutcome>) =>
+    async (request: HttpRequest, context: InvocationContext, caller: Caller): Promise<HttpResponseInit> => {
+      const body = await jsonBody(request);
+      if (!body.ok) return body.response;
+      const d = deps(context);
+      const outcome = await replay(d, request, body.value);
+      const response = responseOf(outcome);
+      // A malformed request did nothing: there is nothing to audit.
+      if (outcome.kind === 'malformed') return response;
+      return audited(
+        d.journal,
+        d.now,
+        caller,
+        replayOneEntry(request, outcome, response.status ?? 200),
+        response,
+        context,
+      );
+    };
+
   return [
-    {
-      name: 'opsListParked',
-      route: 'ops/parked',
-      methods: ['GET'],
-      authLevel: 'function',
-      extraInputs: DURABLE_CLIENT,
-      handler: async (_request, context) => responseOf(await listParked(deps(context))),
-    },
-    {
-      name: 'opsShowParked',
-      route: 'ops/parked/{messageId}',
-      methods: ['GET'],
-      authLevel: 'function',
-      extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) =>
-        responseOf(await showParked(deps(context), request.params.messageId)),
-    },
-    {
-      name: 'opsReplayParked',
-      route: 'ops/parked/{messageId}/replay',
-      methods: ['POST'],
-      authLevel: 'admin',
-      extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) => {
-        const body = await jsonBody(request);
-        if (!body.ok) return body.response;
-        const outcome = await replayParkedMessage(deps(context), request.params.messageId, body.value);
-        logReplay(context, request, outcome);
-        return responseOf(outcome);
-      },
-    },
-    {
-      name: 'opsListDeadLettered',
-      route: 'ops/deadletter/{queue}',
-      methods: ['GET'],
-      authLevel: 'function',
-      extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) =>
-        responseOf(await listDeadLettered(deps(context), request.params.queue)),
-    },
-    {
-      name: 'opsShowDeadLettered',
-      route: 'ops/deadletter/{queue}/{messageId}',
-      methods: ['GET'],
-      authLevel: 'function',
-      extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) =>
+    route('opsListParked', 'ops/parked', 'GET', ROLE.read, async (_request, context) =>
+      responseOf(await listParked(deps(context))),
+    ),
+    route('opsShowParked', 'ops/parked/{messageId}', 'GET', ROLE.read, async (request, context) =>
+      responseOf(await showParked(deps(context), request.params.messageId)),
+    ),
+    route(
+      'opsReplayParked',
+      'ops/parked/{messageId}/replay',
+      'POST',
+      ROLE.write,
+      replayOne((d, request, body) => replayParkedMessage(d, request.params.messageId, body)),
+    ),
+    route('opsListDeadLettered', 'ops/deadletter/{queue}', 'GET', ROLE.read, async (request, context) =>
+      responseOf(await listDeadLettered(deps(context), request.params.queue)),
+    ),
+    route(
+      'opsShowDeadLettered',
+      'ops/deadletter/{queue}/{messageId}',
+      'GET',
+      ROLE.read,
+      async (request, context) =>
         responseOf(await showDeadLettered(deps(context), request.params.queue, request.params.messageId)),
-    },
-    {
-      name: 'opsReplayDeadLettered',
-      route: 'ops/deadletter/{queue}/{messageId}/replay',
-      methods: ['POST'],
-      authLevel: 'admin',
-      extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) => {
+    ),
+    route(
+      'opsReplayDeadLettered',
+      'ops/deadletter/{queue}/{messageId}/replay',
+      'POST',
+      ROLE.write,
+      replayOne((d, request, body) =>
+        replayDeadLetteredMessage(d, request.params.queue, request.params.messageId, body),
+      ),
+    ),
+    route('opsSessions', 'ops/sessions/{queue}', 'GET', ROLE.read, async (request, context) =>
+      responseOf(await sessionBacklog(deps(context), request.params.queue)),
+    ),
+    route('opsBulkReplay', 'ops/replay', 'POST', ROLE.write, async (request, context, caller) => {
+      const body = await jsonBody(request);
+      if (!body.ok) return body.response;
+      const parsed = parseBulkReplay(body.value);
+      if (!parsed.ok) return { status: 400, jsonBody: { error: parsed.error } };
+      const d = deps(context);
+      try {
+        const report = await bulkReplay(d, parsed.request);
+        const entry = reportEntry('replay', body.value as Record<string, unknown>, report);
+        return audited(d.journal, d.now, caller, entry, { status: 200, jsonBody: report }, context);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return failed(error);
+      }
+    }),
+    route(
+      'opsOrderReplay',
+      'ops/orders/{orderId}/replay',
+      'POST',
+      ROLE.write,
+      async (request, context, caller) => {
         const body = await jsonBody(request);
         if (!body.ok) return body.response;
-        const outcome = await replayDeadLetteredMessage(
-          deps(context),
-          request.params.queue,
-          request.params.messageId,
-          body.value,
-        );
-        logReplay(context, request, outcome);
-        return responseOf(outcome);
+        const parsed = parseOrderReplay(body.value);
+        if (!parsed.ok) return { status: 400, jsonBody: { error: parsed.error } };
+        const { orderId } = request.params;
+        const d = deps(context);
+        try {
+          const report = await orderedReplay(d, orderId, parsed.request);
+          const entry = reportEntry('ordered-replay', { orderId, dryRun: parsed.request.dryRun }, report);
+          return audited(d.journal, d.now, caller, entry, { status: 200, jsonBody: report }, context);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          return failed(error);
+        }
       },
-    },
-    {
-      name: 'opsSessions',
-      route: 'ops/sessions/{queue}',
-      methods: ['GET'],
-      authLevel: 'function',
-      extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) =>
-        responseOf(await sessionBacklog(deps(context), request.params.queue)),
-    },
+    ),
+    route('opsDiscard', 'ops/discard', 'POST', ROLE.write, async (request, context, caller) => {
+      const body = await jsonBody(request);
+      if (!body.ok) return body.response;
+      const parsed = parseDiscard(body.value);
+      if (!parsed.ok) return { status: 400, jsonBody: { error: parsed.error } };
+      const d = deps(context);
+      try {
+        const report = await discard(d, parsed.request, caller);
+        const entry = reportEntry('discard', body.value as Record<string, unknown>, report);
+        return audited(d.journal, d.now, caller, entry, { status: 200, jsonBody: report }, context);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return failed(error);
+      }
+    }),
+    route('opsArchive', 'ops/archive', 'GET', ROLE.read, async (request, context) => {
+      const orderId = request.query.get('orderId');
+      const noOrder = request.query.get('noOrder') === 'true';
+      if ((orderId === null || orderId === '') === !noOrder) {
+        return {
+          status: 400,
+          jsonBody: {
+            error:
+              'give orderId (the order whose discarded messages to show) or noOrder=true (messages of no order), one of them',
+          },
+        };
+      }
+      try {
+        const archived = await deps(context).journal.archived(noOrder ? null : (orderId as string));
+        return { status: 200, jsonBody: { archived } };
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return failed(error);
+      }
+    }),
+    route('opsAudit', 'ops/audit', 'GET', ROLE.read, async (request, context) => {
+      const d = deps(context);
+      const now = d.now();
+      const since = queryTime(request, 'since', now - DAY_MS);
+      if (typeof since === 'string') return { status: 400, jsonBody: { error: since } };
+      const until = queryTime(request, 'until', now);
+      if (typeof until === 'string') return { status: 400, jsonBody: { error: until } };
+      if (since > until) return { status: 400, jsonBody: { error: 'since must not be after until' } };
+      if (until - since > MAX_AUDIT_DAYS * DAY_MS) {
+        return {
+          status: 400,
+          jsonBody: { error: `since and until may be at most ${MAX_AUDIT_DAYS} days apart` },
+        };
+      }
+      try {
+        return { status: 200, jsonBody: { audit: await d.journal.audited(since, until) } };
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return failed(error);
+      }
+    }),
   ];
 }

@@ -1,55 +1,116 @@
 /**
- * `GET /api/orders/{orderId}` (function key), `POST /api/orders/{orderId}/cancel` and
- * `POST /api/orders/{orderId}/review` (admin key: they move money; who called is recorded). The host
- * hands `{orderId}` percent-decoded once (Kestrel, docs/saga.md "HTTP API"); the use cases read that
- * order and signal only its own saga instances (docs/saga.md, "Instance ids").
+ * `GET /api/orders/{orderId}` (app role `Operations.Read`, or the function key),
+ * `POST /api/orders/{orderId}/cancel` and `POST /api/orders/{orderId}/review` (`Operations.Write`, or
+ * the admin key: they move money). Who called, as the platform vouches for them (./actor.ts), goes
+ * into the saga record and the operators' audit. The host hands `{orderId}` percent-decoded once
+ * (Kestrel, docs/saga.md "HTTP API"); the use cases read that order and signal only its own saga
+ * instances (docs/saga.md, "Instance ids").
  */
-import type { InvocationContext } from '@azure/functions';
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
+import { AppError } from '../../domain/errors';
 import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';
+import type { OperationsJournal } from '../../services/operations/operations-journal';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
 import { jsonBody, responseOf } from './http-support';
-import { actorOf } from './actor';
+import { authLevelFor, authorize, ROLE, type Caller, type Platform } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
 const DURABLE_CLIENT = [durableClientInput];
 
-export function ordersHttp(deps: (context: InvocationContext) => OrdersApiDeps): HttpFunctionDefinition[] {
+/** Who may call, and where their changes are audited. */
+export interface OrdersAccess {
+  platform: Platform;
+  journal: OperationsJournal;
+  now: () => number;
+}
+
+export function ordersHttp(
+  deps: (context: InvocationContext) => OrdersApiDeps,
+  access: OrdersAccess,
+): HttpFunctionDefinition[] {
+  /** The saga record holds the action itself; the audit holds it among the operators' other actions. */
+  async function audited(
+    action: 'cancel' | 'review',
+    request: HttpRequest,
+    asked: Record<string, unknown>,
+    response: HttpResponseInit,
+    caller: Caller,
+    context: InvocationContext,
+  ): Promise<HttpResponseInit> {
+    const { orderId } = request.params;
+    const status = response.status ?? 200;
+    context.log(`${action} requested`, { orderId, status, by: caller.actor });
+    const error = (response.jsonBody as { error?: unknown } | undefined)?.error;
+    try {
+      await access.journal.audit(
+        caller,
+        {
+          action,
+          request: { orderId, ...asked },
+          outcome: status < 300 ? 'done' : 'refused',
+          status,
+          messages: [],
+          ...(typeof error === 'string' ? { detail: error } : {}),
+        },
+        access.now(),
+      );
+      return response;
+    } catch (failure) {
+      if (!(failure instanceof AppError)) throw failure;
+      return {
+        status: 500,
+        jsonBody: {
+          error: `the ${action} ran, but its audit record could not be written (${failure.code}): ${failure.message}`,
+          result: response.jsonBody,
+        },
+      };
+    }
+  }
+
   return [
     {
       name: 'getOrder',
       route: 'orders/{orderId}',
       methods: ['GET'],
-      authLevel: 'function',
+      authLevel: authLevelFor(access.platform, ROLE.read),
       extraInputs: DURABLE_CLIENT,
-      handler: async (request, context) => responseOf(await getOrder(deps(context), request.params.orderId)),
+      handler: async (request, context) => {
+        const authorized = authorize(request, access.platform, ROLE.read);
+        if (!authorized.ok) return authorized.response;
+        return responseOf(await getOrder(deps(context), request.params.orderId));
+      },
     },
     {
       name: 'cancelOrder',
       route: 'orders/{orderId}/cancel',
       methods: ['POST'],
-      authLevel: 'admin',
+      authLevel: authLevelFor(access.platform, ROLE.write),
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
-        const by = actorOf(request);
-        const response = responseOf(await cancelOrder(deps(context), request.params.orderId, by));
-        context.log('cancel requested', { orderId: request.params.orderId, status: response.status, by });
-        return response;
+        const authorized = authorize(request, access.platform, ROLE.write);
+        if (!authorized.ok) return authorized.response;
+        const { caller } = authorized;
+        const response = responseOf(await cancelOrder(deps(context), request.params.orderId, caller.actor));
+        return audited('cancel', request, {}, response, caller, context);
       },
     },
     {
       name: 'reviewOrder',
       route: 'orders/{orderId}/review',
       methods: ['POST'],
-      authLevel: 'admin',
+      authLevel: authLevelFor(access.platform, ROLE.write),
       extraInputs: DURABLE_CLIENT,
       handler: async (request, context) => {
+        const authorized = authorize(request, access.platform, ROLE.write);
+        if (!authorized.ok) return authorized.response;
         const body = await jsonBody(request);
         if (!body.ok) return body.response;
-        const by = actorOf(request);
-        const response = responseOf(await reviewSaga(deps(context), request.params.orderId, body.value, by));
-        context.log('review submitted', { orderId: request.params.orderId, status: response.status, by });
-        return response;
+        const { caller } = authorized;
+        const response = responseOf(
+          await reviewSaga(deps(context), request.params.orderId, body.value, caller.actor),
+        );
+        return audited('review', request, { review: body.value }, response, caller, context);
       },
     },
   ];

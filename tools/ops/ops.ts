@@ -1,9 +1,9 @@
 /**
- * `npm run ops -- <command>`: an operator's view of a deployed app's parked and dead-lettered
- * messages, their replay, and the session backlog, and `send` to feed it a ledger file. It talks to
- * Azure when the app's settings are in the environment; the embedded runtime has nothing to operate
- * on from outside, as its broker lives in memory inside `npm start` (its report lists what was parked
- * and dead-lettered).
+ * `npm run ops -- <command>`: an operator's view of an app's parked and dead-lettered messages, their
+ * replay one by one, in bulk and by order, their discard, and the session backlog, and `send` to feed
+ * it a ledger file. With `--local URL` (an app `npm start -- --serve` serves) or `--url URL --key KEY`
+ * (a deployed one) it goes through the app's HTTP API (./http-ops.ts), which alone has the bulk
+ * commands; without, it talks to Azure through the SDK when the app's settings are in the environment.
  */
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { createCosmosClient, createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
@@ -34,7 +34,17 @@ import {
   type ReplayResult,
 } from '../../src/services/operations/replay';
 import { UsageError } from '../cli/flags';
-import { OPS_USAGE, parseOpsArgs, SEND_USAGE, type OpsCommand } from './ops-args';
+import {
+  isHttpOnly,
+  overHttp,
+  OPS_USAGE,
+  parseOps,
+  SEND_USAGE,
+  type HttpOnlyCommand,
+  type OpsCommand,
+  type OpsRequest,
+} from './ops-args';
+import { runHttpCommand, type Fetch } from './http-ops';
 import { checkLedgerFile, PartialSendError, sendLedgerFile, type SendReport } from './send';
 import { upgradeOrderHeaders, type HeaderUpgrade } from './header-upgrade';
 import { textTable } from '../cli/text-table';
@@ -42,6 +52,8 @@ import { runMain } from '../cli/run-main';
 
 type RunnableCommand = Exclude<OpsCommand, { name: 'help' }>;
 type SendCommand = Extract<OpsCommand, { name: 'send' }>;
+/** The commands that run through the SDK: all but send (./send.ts) and those only the app's HTTP API has. */
+type SdkCommand = Exclude<RunnableCommand, SendCommand | HttpOnlyCommand>;
 
 /** What the commands run on; `sender` and `maxMessageBytes` only for `send`. */
 export interface OpsDeps extends Omit<ReplayDeps, 'operations'> {
@@ -180,11 +192,7 @@ async function executeSend(
   return 0;
 }
 
-async function execute(
-  command: Exclude<RunnableCommand, SendCommand>,
-  deps: ReplayDeps,
-  output: OpsOutput,
-): Promise<number> {
+async function execute(command: SdkCommand, deps: ReplayDeps, output: OpsOutput): Promise<number> {
   const { operations } = deps;
   switch (command.name) {
     case 'parked list': {
@@ -241,17 +249,18 @@ async function execute(
 }
 
 /** Help and usage errors are answered before anything runs: no setting or sign-in is needed for them. */
-function parsed(argv: readonly string[], output: OpsOutput): { command: RunnableCommand } | { code: number } {
-  let command: OpsCommand;
+function parsed(argv: readonly string[], output: OpsOutput): OpsRequest | { code: number } {
+  let request: OpsRequest;
   try {
-    command = parseOpsArgs(argv);
+    request = parseOps(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     const hint = error.message.includes('--help') ? '' : ' (npm run ops -- --help lists the commands)';
     output.err(`${error.message}${hint}`);
     return { code: 2 };
   }
-  if (command.name !== 'help') return { command };
+  const { command } = request;
+  if (command.name !== 'help') return request;
   output.out(command.topic === 'send' ? SEND_USAGE : OPS_USAGE);
   return { code: 0 };
 }
@@ -265,8 +274,13 @@ export async function runOpsCommand(
 ): Promise<number> {
   const request = parsed(argv, output);
   if ('code' in request) return request.code;
+  if (overHttp(request)) {
+    return runHttpCommand(request.command, request.target, jsonOf(request.command), output);
+  }
   const { sender, maxMessageBytes, ...replayDeps } = deps;
   const command = request.command;
+  // Help is answered above; the HTTP-only commands never reach here (parseOps refuses them).
+  if (command.name === 'help' || isHttpOnly(command)) return 2;
   try {
     if (command.name === 'send') {
       if (sender === undefined) throw new Error('send needs a sender');
@@ -281,8 +295,8 @@ export async function runOpsCommand(
 
 export const NO_AZURE_SETTINGS =
   `nothing to operate on: set ${SETTING.serviceBusNamespace} and ${SETTING.cosmosEndpoint} ` +
-  '(and sign in, e.g. `az login`) to operate on a deployed app. The embedded runtime keeps its queues ' +
-  'in memory inside `npm start` and they end with it; its --report lists what was parked and dead-lettered.';
+  '(and sign in, e.g. `az login`) to operate on a deployed app, or give --url https://<app>.azurewebsites.net ' +
+  '--key KEY; for the embedded runtime, run `npm start -- --serve` and give --local with the URL it prints.';
 
 export const NO_SEND_NAMESPACE =
   `nowhere to send: set ${SETTING.serviceBusNamespace} to the deployed namespace ` +
@@ -335,14 +349,24 @@ async function sendMain(
   }
 }
 
+/** Whether the command wants the app's answer as JSON. */
+function jsonOf(command: OpsCommand): boolean {
+  return 'json' in command && command.json;
+}
+
 export async function main(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   output: OpsOutput,
   connectSender: SenderFactory = createServiceBusSender,
+  fetchApi: Fetch = fetch,
 ): Promise<number> {
   const request = parsed(argv, output);
   if ('code' in request) return request.code;
+  // Over HTTP nothing of Azure's settings or sign-in is read: the app does the work.
+  if (overHttp(request)) {
+    return runHttpCommand(request.command, request.target, jsonOf(request.command), output, fetchApi);
+  }
   if (request.command.name === 'send') return sendMain(request.command, env, output, connectSender);
   if (!env[SETTING.serviceBusNamespace]?.trim() && !env[SETTING.cosmosEndpoint]?.trim()) {
     output.err(NO_AZURE_SETTINGS);

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { canonicalJson } from '../src/domain/digest';
 import { linesOf, type OrderState } from '../src/domain/order';
-import { type OrderDocument } from '../src/services/order-documents';
+import { readOrderStates } from '../src/services/order-documents';
 import { transactionRecordsByOrder } from '../local/order-records';
 import { QUEUE } from '../src/services/queues';
 import { LEDGER_PROCESSOR } from '../src/functions/ledger-processor';
@@ -139,7 +139,7 @@ export async function runConvoy(
     const measured = await drive(workload, recorder, app.sendLedger, app.drain);
     const recorded = recorder.result();
     const storeCounter = app.store.roundTrips.byContainer[app.orders.name] ?? 0;
-    const documents = await app.orders.query<OrderDocument>({ where: { kind: 'order' } });
+    const documents = await readOrderStates(app.orders);
     const records = await transactionRecordsByOrder(app.orders);
     return {
       ...measured,
@@ -147,7 +147,7 @@ export async function runConvoy(
       storeCounter,
       ordersWrong: ordersWrong(
         workload.reference,
-        documents.map(({ document }) => ({
+        documents.map((document) => ({
           ...document,
           lines: linesOf(records.get(document.orderId)?.values() ?? []),
         })),

@@ -13,7 +13,7 @@ import {
   INVENTORY_PARTITION_KEY_PATH,
 } from '../src/adapters/downstream';
 import { DEFAULTS, type RetrySettings } from '../src/adapters/settings';
-import { queriedFieldsOf } from '../src/adapters/indexing-policy';
+import { queriedFieldsOf, uniqueKeysOf } from '../src/adapters/indexing-policy';
 import { sagaDefinitions, type SagaPolicy } from '../src/functions/fulfill-order';
 import { ledgerProcessor } from '../src/functions/ledger-processor';
 import { orderTransactions } from '../src/functions/order-transactions';
@@ -205,6 +205,7 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
   // TTL off, as bicep/modules/cosmos.bicep declares the container: nothing of the app's expires.
   const orders = store.container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, {
     queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
+    uniqueKeys: uniqueKeysOf(ORDERS_CONTAINER),
   });
   // The consumer's store, counting the 409s on its records that no cache answered (the report's
   // `recordConflicts`).

@@ -9,9 +9,9 @@ import type { DocumentContainer } from '../src/services/ports';
 import type { RecordedTelemetry } from './recording-telemetry';
 import { QUEUE } from '../src/services/queues';
 import {
+  readOrderStates,
   readTransactionRecord,
   readTransactionRecords,
-  type OrderDocument,
   type Outbox,
 } from '../src/services/order-documents';
 import { readSagaRecord } from '../src/services/fulfillment/saga-record';
@@ -44,9 +44,7 @@ export interface RunReportParts {
 async function reportHeaders(
   orders: DocumentContainer,
 ): Promise<{ reportOrders: ReportOrder[]; outboxes: Map<string, Outbox> }> {
-  const documents = (await orders.query<OrderDocument>({ where: { kind: 'order' } })).map(
-    (stored) => stored.document,
-  );
+  const documents = await readOrderStates(orders);
   const outboxes = new Map<string, Outbox>();
   for (const document of documents)
     if (document.outbox !== null) outboxes.set(document.orderId, document.outbox);

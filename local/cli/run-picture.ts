@@ -14,7 +14,7 @@ import { ownValue } from '../../src/domain/own-properties';
 import type { TransactionRecord } from '../../src/domain/order';
 import { parkIdFor } from '../../src/services/convoy/parking';
 import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
-import { type OrderDocument } from '../../src/services/order-documents';
+import { readOrderStates } from '../../src/services/order-documents';
 import { QUEUE } from '../../src/services/queues';
 import type { EmbeddedApp } from '../app';
 import {
@@ -327,9 +327,7 @@ export async function buildRunPicture(
   const durationMs = Date.now() - timeline.startedAt;
   const fromStart = (iso: string | null): number | null =>
     iso === null ? null : Math.max(0, Date.parse(iso) - timeline.startedAt);
-  const documents = (await app.orders.query<OrderDocument>({ where: { kind: 'order' } })).map(
-    ({ document }) => document,
-  );
+  const documents = await readOrderStates(app.orders);
   const transactions = await transactionRecordsByOrder(app.orders);
   const parkedMessages = app.broker.peek(QUEUE.parked);
   const entryDeadLetters = app.broker.deadLetters(QUEUE.orderTransactions);

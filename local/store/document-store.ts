@@ -46,7 +46,7 @@ import {
   checkDefaultTtl,
   etagText,
 } from './stored-records';
-import { stagedOver, type Partition } from './partitions';
+import { Partition, stagedOver } from './partitions';
 import { ownValue } from '../../src/domain/own-properties';
 import { checkQueriedFields } from '../../src/adapters/indexing-policy';
 
@@ -65,6 +65,12 @@ export interface EmbeddedContainerOptions {
    * a query filtering on another is refused, as the Cosmos adapter refuses it. Undefined: any field.
    */
   queriedFields?: readonly string[];
+  /**
+   * Its unique keys (src/adapters/indexing-policy.ts, UNIQUE_KEYS): top-level fields no two documents
+   * of one partition may share, a missing one counting as null, as Cosmos enforces them. A write
+   * that would break one is refused with 409.
+   */
+  uniqueKeys?: readonly string[];
 }
 
 export interface RoundTripCounts {
@@ -111,6 +117,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       etag: etagText(etagCounter),
       _ts: Math.floor(now() / 1000),
       text: document.text,
+      unique: document.unique,
     };
   };
 
@@ -119,6 +126,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     partitionKeyPath: string,
     defaultTtlSeconds: number | null,
     queriedFields: readonly string[] | undefined,
+    uniqueKeys: readonly string[],
   ): DocumentContainer {
     const keyField = partitionKeyField(partitionKeyPath);
     // By partition key, then by id: Maps, so that any string is a key of its own.
@@ -141,7 +149,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const partitionOf = (partitionKey: string): Partition => {
       let partition = partitions.get(partitionKey);
       if (partition === undefined) {
-        partition = new Map();
+        partition = new Partition();
         partitions.set(partitionKey, partition);
       }
       return partition;
@@ -149,6 +157,13 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
 
     const matches = (record: StoredRecord, ifMatch: string | undefined): boolean =>
       ifMatch === undefined || record.etag === ifMatch;
+
+    // Whether another live document of the partition holds one of the document's unique key values.
+    const breaksUniqueKey = (partition: PartitionView, document: Prepared): boolean =>
+      document.unique.some((value, index) => {
+        const holder = partition.holderOf(index, value);
+        return holder !== undefined && holder !== document.view.id && live(partition, holder) !== undefined;
+      });
 
     const write = (partition: PartitionView, document: Prepared, status: number): Outcome => {
       const record = stamp(document);
@@ -160,19 +175,22 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const apply = (partition: PartitionView, operation: PreparedOperation): Outcome => {
       switch (operation.op) {
         case 'create':
-          return live(partition, operation.document.view.id)
+          return live(partition, operation.document.view.id) ||
+            breaksUniqueKey(partition, operation.document)
             ? { status: 409 }
             : write(partition, operation.document, 201);
         case 'replace': {
           const existing = live(partition, operation.document.view.id);
           if (existing === undefined) return { status: 404 };
           if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
+          if (breaksUniqueKey(partition, operation.document)) return { status: 409 };
           return write(partition, operation.document, 200);
         }
         case 'upsert': {
           // As in Cosmos, ifMatch only guards an upsert that turns out to be a replace; a missing
           // document is created whatever etag was given.
           const existing = live(partition, operation.document.view.id);
+          if (breaksUniqueKey(partition, operation.document)) return { status: 409 };
           if (existing === undefined) return write(partition, operation.document, 201);
           if (!matches(existing, operation.ifMatch)) return { status: PRECONDITION_FAILED };
           return write(partition, operation.document, 200);
@@ -212,7 +230,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       partitionKeyPath,
 
       async create(document: Document): Promise<CreateResult> {
-        const prepared = prepare(document, keyField);
+        const prepared = prepare(document, keyField, uniqueKeys);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'create', document: prepared });
@@ -230,7 +248,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async replace(document: Document, writeOptions: WriteOptions = {}): Promise<ReplaceResult> {
-        const prepared = prepare(document, keyField);
+        const prepared = prepare(document, keyField, uniqueKeys);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'replace', document: prepared, ifMatch: writeOptions.ifMatch });
@@ -240,7 +258,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async upsert(document: Document, writeOptions: WriteOptions = {}): Promise<UpsertResult> {
-        const prepared = prepare(document, keyField);
+        const prepared = prepare(document, keyField, uniqueKeys);
         await roundTrip(name);
         checkOpen();
         const outcome = applyToDocument({ op: 'upsert', document: prepared, ifMatch: writeOptions.ifMatch });
@@ -259,7 +277,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
       },
 
       async batch(partitionKey: string, operations: readonly BatchOperation[]): Promise<BatchResult> {
-        const prepared = operations.map((operation) => prepareOperation(operation, keyField));
+        const prepared = operations.map((operation) => prepareOperation(operation, keyField, uniqueKeys));
         await roundTrip(name);
         checkOpen();
         const views: BatchOperation[] = [];
@@ -300,6 +318,9 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         const conditions = Object.entries(spec.where ?? {}).map(
           ([field, value]) => [checkFieldName(field), value] as const,
         );
+        const bounds = Object.entries(spec.above ?? {}).map(
+          ([field, value]) => [checkFieldName(field), value] as const,
+        );
         const only = spec.partitionKey === undefined ? undefined : checkPartitionKey(spec.partitionKey);
         const one = only === undefined ? undefined : partitions.get(only);
         const scanned = only === undefined ? [...partitions.values()] : one === undefined ? [] : [one];
@@ -309,7 +330,14 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
             const record = live(partition, id);
             if (record === undefined) continue;
             const stored = storedOf<T>(record);
-            if (conditions.every(([field, value]) => ownValue(stored.document, field) === value)) {
+            const above = ([field, bound]: readonly [string, number]): boolean => {
+              const value = ownValue(stored.document, field);
+              return typeof value === 'number' && value > bound;
+            };
+            if (
+              conditions.every(([field, value]) => ownValue(stored.document, field) === value) &&
+              bounds.every(above)
+            ) {
               found.push(stored);
             }
           }
@@ -339,6 +367,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
         partitionKeyPath,
         defaultTtlSeconds,
         containerOptions?.queriedFields,
+        containerOptions?.uniqueKeys ?? [],
       );
       registered.set(name, { container, partitionKeyPath, defaultTtlSeconds });
       return container;

@@ -21,6 +21,8 @@ export interface Prepared {
   readonly text: string;
   /** Only `id`, `ttl` and the partition key, for the document rules. */
   readonly view: Document;
+  /** The JSON of each of the container's unique key fields (null when absent), in their order. */
+  readonly unique: readonly string[];
 }
 
 /**
@@ -35,6 +37,7 @@ export interface StoredRecord {
   readonly etag: string;
   readonly _ts: number;
   readonly text: string;
+  readonly unique: readonly string[];
 }
 
 /** Quoted, as Cosmos sends them; the store-wide counter keeps every etag unique across containers. */
@@ -50,7 +53,10 @@ export type PreparedOperation =
 
 /** What the document rules read and write: a partition, or a batch's staging over one. */
 export interface PartitionView {
+  keys(): Iterable<string>;
   get(id: string): StoredRecord | undefined;
+  /** The id of the document holding this value of the unique key at `index`, if one does. */
+  holderOf(index: number, value: string): string | undefined;
   set(id: string, record: StoredRecord): void;
   delete(id: string): void;
 }
@@ -80,7 +86,7 @@ function survivesJson(value: unknown): boolean {
   );
 }
 
-export function prepare(document: Document, keyField: string): Prepared {
+export function prepare(document: Document, keyField: string, uniqueKeys: readonly string[] = []): Prepared {
   const text = JSON.stringify(document);
   checkDocumentBytes(String(document.id), text);
   const plain =
@@ -91,6 +97,9 @@ export function prepare(document: Document, keyField: string): Prepared {
   const source = plain ? document : (JSON.parse(text) as Document | null);
   return {
     text,
+    unique: uniqueKeys.map((field) =>
+      JSON.stringify(source === null ? null : (ownValue(source, field) ?? null)),
+    ),
     view: {
       id: source?.id as string,
       ttl: source?.ttl,
@@ -99,15 +108,19 @@ export function prepare(document: Document, keyField: string): Prepared {
   };
 }
 
-export function prepareOperation(operation: BatchOperation, keyField: string): PreparedOperation {
+export function prepareOperation(
+  operation: BatchOperation,
+  keyField: string,
+  uniqueKeys: readonly string[] = [],
+): PreparedOperation {
   switch (operation.op) {
     case 'create':
-      return { op: 'create', document: prepare(operation.document, keyField) };
+      return { op: 'create', document: prepare(operation.document, keyField, uniqueKeys) };
     case 'replace':
     case 'upsert':
       return {
         op: operation.op,
-        document: prepare(operation.document, keyField),
+        document: prepare(operation.document, keyField, uniqueKeys),
         ifMatch: operation.ifMatch,
       };
     case 'delete':

@@ -26,18 +26,37 @@ import { OPERATIONS_CONTAINER } from '../services/operations/operations-journal'
  *   local/cli/run-picture.ts, bench/runs.ts), and `where: { kind: 'transaction' }`: an order's
  *   transaction records, in its partition, for its lines (the orders API, the saga's inventory and
  *   shipping steps: src/services/order-documents.ts), and across partitions for the report
- *   (local/order-records.ts).
+ *   (local/order-records.ts); `slot`, the records past the header's snapshot, `above: { slot }`, in
+ *   the order's partition (src/services/order-documents.ts, readOrderState).
  * - downstream: `kind`, the records of one kind (charges, shipments, ...) the saga tests read.
  * - inventory: none; stock is read by sku, a point read.
  * - operations: `kind`, the archive of one order and the audit of one day, each in its partition
  *   (src/services/operations/operations-journal.ts).
  */
 export const QUERIED_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
-  [ORDERS_CONTAINER, ['kind']],
+  [ORDERS_CONTAINER, ['kind', 'slot']],
   [INVENTORY_CONTAINER, []],
   [DOWNSTREAM_CONTAINER, ['kind']],
   [OPERATIONS_CONTAINER, ['kind']],
 ]);
+
+/**
+ * Unique keys, per container: no two documents of one logical partition may hold the same value
+ * there, and a write that would is refused with 409 as a duplicate id is. In `orders`, `slot` is the
+ * sequence slot a transaction record holds (docs/documents.md): two writers of one slot of one order
+ * cannot both commit, with or without the header. Microsoft Learn, "Unique key constraints in Azure
+ * Cosmos DB" (https://learn.microsoft.com/azure/cosmos-db/unique-keys): "unique keys are scoped to a
+ * logical partition"; "you can define unique keys only when you create a container"; "if some unique
+ * path values are missing, they're treated as null values, which take part in the uniqueness
+ * constraint", so every document of the partition names its slot.
+ */
+export const UNIQUE_KEYS: ReadonlyMap<string, readonly string[]> = new Map([[ORDERS_CONTAINER, ['slot']]]);
+
+/** The unique key fields of a container of the app: none but where UNIQUE_KEYS says. */
+export function uniqueKeysOf(container: string): readonly string[] {
+  queriedFieldsOf(container);
+  return UNIQUE_KEYS.get(container) ?? [];
+}
 
 /** The queried fields of a container of the app; throws for a container the app does not have. */
 export function queriedFieldsOf(container: string): readonly string[] {
@@ -66,7 +85,7 @@ export function checkQueriedFields(
   spec: QuerySpec,
 ): void {
   if (queried === undefined) return;
-  for (const field of Object.keys(spec.where ?? {})) {
+  for (const field of [...Object.keys(spec.where ?? {}), ...Object.keys(spec.above ?? {})]) {
     if (field !== partitionKeyField && !queried.includes(field)) {
       throw new PermanentError(
         'unindexed-query',

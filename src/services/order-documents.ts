@@ -1,6 +1,12 @@
 /** The documents of one order's partition (`/orderId`) in the `orders` container. */
 import { PermanentError } from '../domain/errors';
-import { linesOf, type OrderLine, type OrderState, type TransactionRecord } from '../domain/order';
+import {
+  linesOf,
+  waitingFor,
+  type OrderLine,
+  type OrderState,
+  type TransactionRecord,
+} from '../domain/order';
 import { sha256Hex } from '../domain/digest';
 import type { Document, DocumentContainer, FulfillmentInput, Stored } from './ports';
 import type { ParkRequest } from './convoy/parking';
@@ -51,11 +57,57 @@ export function outboxWithout(pending: Outbox | null, done: Outbox): Outbox | nu
 export const ORDER_HEADER_ID = 'order';
 export const ORDER_KIND = 'order';
 
-/** The order's header: `id` = `order`. Its size does not grow with the order's entries. */
+/**
+ * The `slot` of the partition's documents that hold no sequence slot. The orders container's unique
+ * key is `/slot` (src/adapters/indexing-policy.ts, UNIQUE_KEYS), and Cosmos counts a missing value as
+ * null, of which a partition may hold one: so each kind names its own.
+ */
+export const HEADER_SLOT = 'order';
+export const SAGA_SLOT = 'saga';
+
+/**
+ * The order's header: `id` = `order`. Its size does not grow with the order's entries.
+ *
+ * It is a snapshot (docs/documents.md, "The header and the records"): written whenever the order's
+ * status, buffer, outbox or gap changes and every SNAPSHOT_INTERVAL slots, not on every entry. Past
+ * its `appliedSequence` the transaction records are the truth; `readOrderState` rolls them forward.
+ */
 export interface OrderDocument extends Document, OrderState {
   kind: 'order';
+  slot?: typeof HEADER_SLOT;
   correlationId: string | null;
   outbox: Outbox | null;
+}
+
+/**
+ * At most this many slots are taken between two writes of the header, so a reader rolls forward at
+ * most this many records (one partition query). An order of up to this many entries has its header
+ * written only at its OrderCreated and its final entry.
+ */
+export const SNAPSHOT_INTERVAL = 16;
+
+/**
+ * While the order waits on a missing entry (`waitingFor`), this document holds that entry's slot,
+ * so that a writer who has not seen the buffer cannot take the slot with a record alone: its record
+ * is refused (409 on the unique key), it reads the order again, and the change that fills the gap
+ * releases the buffer. Written, moved and deleted in the same batch as the header.
+ */
+export const ORDER_GAP_ID = 'gap';
+export const GAP_KIND = 'gap';
+
+export interface GapDocument extends Document {
+  kind: 'gap';
+  orderId: string;
+  slot: number;
+}
+
+export function gapDocument(orderId: string, slot: number): GapDocument {
+  return { id: ORDER_GAP_ID, kind: GAP_KIND, orderId, slot };
+}
+
+/** The slot the order's gap document holds for this state: the missing entry's, else none. */
+export function gapSlotOf(state: OrderState | undefined): number | null {
+  return state === undefined ? null : waitingFor(state);
 }
 
 /**
@@ -66,6 +118,18 @@ export interface OrderDocument extends Document, OrderState {
 export interface TransactionDocument extends Document, TransactionRecord {
   kind: 'transaction';
   orderId: string;
+  /** Its sequence: the orders container's unique key, so one slot of an order has one record. */
+  slot: number;
+  /**
+   * The order's line count and total once this record's slot was taken, on a record written without
+   * the header: rolling forward past the header takes them from the last such record.
+   */
+  after?: OrderTotals;
+}
+
+export interface OrderTotals {
+  lineCount: number;
+  total: number;
 }
 
 export const TRANSACTION_KIND = 'transaction';
@@ -107,7 +171,22 @@ export async function readOrderState(
   orders: DocumentContainer,
   orderId: string,
 ): Promise<OrderDocument | undefined> {
-  return (await readOrderHeader(orders, orderId))?.document;
+  return (await readRolledForward(orders, orderId))?.document;
+}
+
+/**
+ * Every order of the container as it stands, for a report over all of them: two cross-partition
+ * queries, the headers and the records, each header rolled forward over its own.
+ */
+export async function readOrderStates(orders: DocumentContainer): Promise<OrderDocument[]> {
+  const headers = await orders.query<OrderDocument>({ where: { kind: ORDER_KIND } });
+  const records = new Map<string, TransactionDocument[]>();
+  for (const { document } of await orders.query<TransactionDocument>({ where: { kind: TRANSACTION_KIND } })) {
+    const own = records.get(document.orderId);
+    if (own === undefined) records.set(document.orderId, [document]);
+    else own.push(document);
+  }
+  return headers.map(({ document }) => rolledForward(document, records.get(document.orderId) ?? []));
 }
 
 /** The order's record of this transaction as stored, by a point read; undefined when none is. */
@@ -131,8 +210,65 @@ export function transactionRecordId(transactionId: string): string {
   return `txn:sha256:${sha256Hex(transactionId)}`;
 }
 
-export function transactionDocument(orderId: string, record: TransactionRecord): TransactionDocument {
-  return { id: transactionRecordId(record.transactionId), kind: 'transaction', orderId, ...record };
+export function transactionDocument(
+  orderId: string,
+  record: TransactionRecord,
+  after?: OrderTotals,
+): TransactionDocument {
+  return {
+    id: transactionRecordId(record.transactionId),
+    kind: 'transaction',
+    orderId,
+    slot: record.sequence,
+    ...record,
+    ...(after === undefined ? {} : { after: { lineCount: after.lineCount, total: after.total } }),
+  };
+}
+
+/**
+ * The order as its records say past the header's snapshot: the slots taken after the header's
+ * `appliedSequence`, consecutively, and the totals of the last of them. Records of buffered entries
+ * and anything after a missing slot are not taken slots.
+ */
+export function rolledForward(header: OrderDocument, records: readonly TransactionDocument[]): OrderDocument {
+  const bySlot = new Map(records.map((record) => [record.sequence, record]));
+  let last: TransactionDocument | undefined;
+  for (
+    let record = bySlot.get(header.appliedSequence + 1);
+    record !== undefined && record.outcome !== 'buffered';
+    record = bySlot.get(record.sequence + 1)
+  ) {
+    last = record;
+  }
+  if (last === undefined) return header;
+  if (last.after === undefined) {
+    throw new PermanentError(
+      'missing-totals',
+      `record ${JSON.stringify(last.id)} of order ${JSON.stringify(header.orderId)} is past its header's snapshot but carries no totals (docs/documents.md)`,
+    );
+  }
+  return { ...header, appliedSequence: last.sequence, lineCount: last.after.lineCount, total: last.after.total };
+}
+
+/** The order's stored header and the records past its snapshot (one query in its partition). */
+export async function readRolledForward(
+  orders: DocumentContainer,
+  orderId: string,
+): Promise<Stored<OrderDocument> | undefined> {
+  const stored = await readOrderHeader(orders, orderId);
+  if (stored === undefined) return undefined;
+  const past = await orders.query<TransactionDocument>({
+    partitionKey: orderId,
+    where: { kind: TRANSACTION_KIND },
+    above: { slot: stored.document.appliedSequence },
+  });
+  return {
+    document: rolledForward(
+      stored.document,
+      past.map(({ document }) => document),
+    ),
+    etag: stored.etag,
+  };
 }
 
 /** The record as the domain knows it: the stored fields without the store's. */

@@ -59,6 +59,8 @@ export interface QuerySpec {
   partitionKey?: string;
   /** Top-level fields that must equal these values. */
   where?: Record<string, string | number | boolean>;
+  /** Top-level fields that must be numbers greater than these values. */
+  above?: Record<string, number>;
 }
 
 export interface DocumentContainer {

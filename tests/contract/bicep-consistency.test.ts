@@ -19,7 +19,7 @@ import {
   INVENTORY_CONTAINER,
   INVENTORY_PARTITION_KEY_PATH,
 } from '../../src/adapters/downstream';
-import { includedPaths, queriedFieldsOf } from '../../src/adapters/indexing-policy';
+import { includedPaths, queriedFieldsOf, uniqueKeysOf } from '../../src/adapters/indexing-policy';
 import { partitionKeyField } from '../../src/adapters/document-rules';
 
 const ROOT = join(__dirname, '..', '..');
@@ -354,6 +354,39 @@ function checkIndexingPolicy(
   return problems;
 }
 
+/**
+ * (i) A container's unique keys are exactly the code's (src/adapters/indexing-policy.ts, UNIQUE_KEYS):
+ * a key the code relies on but the Bicep does not declare would leave two writers of one slot both
+ * committing on Azure while every embedded test passes.
+ */
+function checkUniqueKeys(
+  files: readonly BicepFile[],
+  containerName: string,
+  unique: readonly string[],
+): string[] {
+  const container = declared(files, 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers').find(
+    (block) => literalProperty(block.body, 'name') === containerName,
+  );
+  if (container === undefined) return [`container ${containerName} is not declared in the Bicep`];
+  const match = /\buniqueKeyPolicy\s*:\s*\{/.exec(container.body);
+  const declaredPaths: string[] = [];
+  if (match !== null) {
+    const open = match.index + match[0].length - 1;
+    const policy = container.body.slice(open, closingBracket(container.body, open) + 1);
+    for (const paths of policy.matchAll(/\bpaths\s*:\s*\[([^\]]*)\]/g))
+      declaredPaths.push(...[...paths[1].matchAll(/'([^']*)'/g)].map((literal) => literal[1]));
+  }
+  const expected = unique.map((field) => `/${field}`);
+  return [
+    ...expected
+      .filter((path) => !declaredPaths.includes(path))
+      .map((path) => `container ${containerName}: ${path} is a unique key of the code but not of the Bicep`),
+    ...declaredPaths
+      .filter((path) => !expected.includes(path))
+      .map((path) => `container ${containerName}: ${path} is a unique key of the Bicep but not of the code`),
+  ];
+}
+
 const FORBIDDEN: ReadonlyArray<[RegExp, string]> = [
   [/\blist\w*Keys?\s*\(/i, 'a listKeys() call'],
   [/\blistConnectionStrings\s*\(/i, 'a listConnectionStrings() call'],
@@ -676,6 +709,13 @@ describe('the Bicep agrees with the code', () => {
     expect(checkIndexingPolicy(TEMPLATES, container, key, queriedFieldsOf(container))).toEqual([]);
   });
 
+  it.each([[ORDERS_CONTAINER], [INVENTORY_CONTAINER], [DOWNSTREAM_CONTAINER]])(
+    '(i) declares on %s the unique keys the code relies on',
+    (container) => {
+      expect(checkUniqueKeys(TEMPLATES, container, uniqueKeysOf(container))).toEqual([]);
+    },
+  );
+
   it('(d) holds no key or connection string, and disables local auth', () => {
     expect(checkNoSecrets(FILES)).toEqual([]);
     expect(checkLocalAuthDisabled(TEMPLATES)).toEqual([]);
@@ -820,20 +860,20 @@ describe('each check fails when one side changes', () => {
   it('(i) a queried field not indexed, a path indexed for no query, /* included, or no policy', () => {
     const orders = (queried: readonly string[], files = TEMPLATES): string[] =>
       checkIndexingPolicy(files, ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH, queried);
-    expect(orders(['kind', 'status'])).toEqual([
+    expect(orders(['kind', 'slot', 'status'])).toEqual([
       'container orders: /status/? is queried by the code but not indexed',
     ]);
-    expect(orders([])).toEqual(['container orders: /kind/? is indexed but the code does not query it']);
+    expect(orders(['slot'])).toEqual(['container orders: /kind/? is indexed but the code does not query it']);
     const rootNotExcluded = edit(TEMPLATES, cosmos, (text) =>
       replaceAfter(text, "id: 'orders'", "path: '/*'", "path: '/outbox/*'"),
     );
-    expect(orders(['kind'], rootNotExcluded)).toEqual([
+    expect(orders(['kind', 'slot'], rootNotExcluded)).toEqual([
       'container orders: the indexing policy does not exclude /*',
     ]);
     const everything = edit(TEMPLATES, cosmos, (text) =>
       replaceAfter(text, "id: 'orders'", "path: '/kind/?'", "path: '/*'"),
     );
-    expect(orders(['kind'], everything)).toEqual([
+    expect(orders(['kind', 'slot'], everything)).toEqual([
       'container orders: /kind/? is queried by the code but not indexed',
       'container orders: /* is indexed but the code does not query it',
     ]);
@@ -842,6 +882,14 @@ describe('each check fails when one side changes', () => {
     );
     expect(checkIndexingPolicy(noPolicy, INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH, [])).toEqual([
       'container inventory has no indexing policy: every path is indexed',
+    ]);
+  });
+
+  it('(i) a unique key the Bicep lacks, or one the code does not know', () => {
+    const without = edit(TEMPLATES, cosmos, (text) => text.replace("'/slot'\n", "'/sequence'\n"));
+    expect(checkUniqueKeys(without, ORDERS_CONTAINER, ['slot'])).toEqual([
+      'container orders: /slot is a unique key of the code but not of the Bicep',
+      'container orders: /sequence is a unique key of the Bicep but not of the code',
     ]);
   });
 

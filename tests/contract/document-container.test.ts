@@ -16,6 +16,8 @@ import type { BatchOperation, Document, DocumentContainer } from '../../src/serv
 interface ContractTarget {
   /** Partition key path `/orderId`, TTL disabled. */
   container: DocumentContainer;
+  /** Partition key path `/orderId`, unique key `/slot` (the orders container's, src/adapters/indexing-policy.ts). */
+  unique: DocumentContainer;
   /** Containers with TTL enabled and a clock the test moves; absent where TTL cannot be controlled. */
   ttl?: {
     container(name: string, defaultTtlSeconds: number): DocumentContainer;
@@ -496,6 +498,70 @@ function describeContract(name: string, makeTarget: () => Promise<ContractTarget
       advance(3_600_000);
       expect(await store().read(orderId, 'marker')).toBeDefined();
     });
+
+    describe('a unique key', () => {
+      const slotted = (): DocumentContainer => {
+        if (target === undefined) throw new Error('the target did not start');
+        return target.unique;
+      };
+
+      it('refuses a second document of a partition with the same value (409), in a batch too, and allows it in another partition', async () => {
+        const orderId = newOrderId();
+        expect((await slotted().create({ id: 'a', orderId, slot: 2 })).status).toBe(201);
+        expect((await slotted().create({ id: 'b', orderId, slot: 2 })).status).toBe(409);
+        const batch = await slotted().batch(orderId, [
+          { op: 'create', document: { id: 'c', orderId, slot: 3 } },
+          { op: 'create', document: { id: 'd', orderId, slot: 2 } },
+        ]);
+        expect(batch.ok).toBe(false);
+        expect(batch.results[1].status).toBe(409);
+        expect((await slotted().create({ id: 'b', orderId: newOrderId(), slot: 2 })).status).toBe(201);
+        expect((await slotted().create({ id: 'e', orderId, slot: 'order' })).status).toBe(201);
+      });
+
+      it('refuses a replace onto a value another document holds, and counts a missing value as null', async () => {
+        const orderId = newOrderId();
+        await slotted().create({ id: 'a', orderId, slot: 1 });
+        await slotted().create({ id: 'b', orderId, slot: 2 });
+        const onto = await slotted().batch(orderId, [
+          { op: 'replace', document: { id: 'b', orderId, slot: 1 } },
+        ]);
+        expect(onto.results[0].status).toBe(409);
+        expect((await slotted().replace({ id: 'b', orderId, slot: 5 })).status).toBe(200);
+        expect((await slotted().create({ id: 'x', orderId })).status).toBe(201);
+        expect((await slotted().create({ id: 'y', orderId })).status).toBe(409);
+      });
+
+      it('lets a batch free a value and take it again in its order (the gap document moved before the record)', async () => {
+        const orderId = newOrderId();
+        await slotted().create({ id: 'gap', orderId, slot: 2 });
+        const batch = await slotted().batch(orderId, [
+          { op: 'delete', id: 'gap' },
+          { op: 'create', document: { id: 'txn:T-2', orderId, slot: 2 } },
+        ]);
+        expect(batch.ok).toBe(true);
+        await slotted().create({ id: 'gap', orderId, slot: 4 });
+        const moved = await slotted().batch(orderId, [
+          { op: 'replace', document: { id: 'gap', orderId, slot: 6 } },
+          { op: 'create', document: { id: 'txn:T-4', orderId, slot: 4 } },
+        ]);
+        expect(moved.ok).toBe(true);
+      });
+
+      it('is queried above a number, leaving out the text values', async () => {
+        const orderId = newOrderId();
+        await slotted().create({ id: 'h', orderId, slot: 'order', kind: 'order' });
+        for (const slot of [1, 2, 3]) await slotted().create({ id: `t${slot}`, orderId, slot, kind: 'txn' });
+        const above = await slotted().query({
+          partitionKey: orderId,
+          where: { kind: 'txn' },
+          above: { slot: 1 },
+        });
+        expect(above.map(({ document }) => document.id).sort()).toEqual(['t2', 't3']);
+        const all = await slotted().query({ partitionKey: orderId, above: { slot: 0 } });
+        expect(all.map(({ document }) => document.id).sort()).toEqual(['t1', 't2', 't3']);
+      });
+    });
   });
 }
 
@@ -508,6 +574,7 @@ async function embeddedTarget(): Promise<ContractTarget> {
   return {
     close: async () => embedded.close(),
     container: embedded.container('orders', '/orderId'),
+    unique: embedded.container('slotted', '/orderId', { uniqueKeys: ['slot'] }),
     ttl: {
       container: (name, defaultTtlSeconds) => embedded.container(name, '/orderId', { defaultTtlSeconds }),
       advance: (milliseconds) => {
@@ -547,7 +614,16 @@ async function cosmosServerTarget(): Promise<ContractTarget> {
       id: 'orders',
       partitionKey: { paths: ['/orderId'] },
     });
-    return { container: createCosmosContainer(container, '/orderId'), close };
+    const { container: slotted } = await database.containers.createIfNotExists({
+      id: 'slotted',
+      partitionKey: { paths: ['/orderId'] },
+      uniqueKeyPolicy: { uniqueKeys: [{ paths: ['/slot'] }] },
+    });
+    return {
+      container: createCosmosContainer(container, '/orderId'),
+      unique: createCosmosContainer(slotted, '/orderId'),
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

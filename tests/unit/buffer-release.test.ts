@@ -5,15 +5,13 @@
  * on in further batches, each a consistent state; a crash between two batches leaves the rest
  * releasable, and any later delivery on the order, a duplicate included, goes on draining.
  */
-import { createEmbeddedStore } from '../../local/store/document-store';
+import { appOrdersContainer } from '../support/orders-container';
 import type { Entry } from '../../src/domain/entry';
 import { MAX_RECORD_WRITES, releasable } from '../../src/domain/order';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
   ORDER_HEADER_ID,
-  ORDERS_CONTAINER,
-  ORDERS_PARTITION_KEY_PATH,
   readOrderLines,
   readTransactionRecords,
   type OrderDocument,
@@ -41,7 +39,7 @@ interface World {
 }
 
 function world(): World {
-  const inner = createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
+  const inner = appOrdersContainer();
   const self: World = {
     orders: inner,
     deps: undefined as unknown as ConsumerDeps,

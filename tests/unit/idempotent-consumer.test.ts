@@ -3,14 +3,14 @@
  * and recording ports: the outcome of each entry, what it tells the telemetry, what it parks and
  * starts, and what its writes leave in the store and in the session's cache.
  */
-import { createEmbeddedStore } from '../../local/store/document-store';
+import { appOrdersContainer } from '../support/orders-container';
 import type { Entry } from '../../src/domain/entry';
 import { createOrderCache } from '../../src/services/convoy/order-cache';
 import { CONSUMER, applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
 import {
+  ORDER_GAP_ID,
   ORDER_HEADER_ID,
-  ORDERS_CONTAINER,
-  ORDERS_PARTITION_KEY_PATH,
+  readOrderState,
   transactionDocument,
   type OrderDocument,
 } from '../../src/services/order-documents';
@@ -119,7 +119,9 @@ async function releasableOrder(w: World, third: Entry): Promise<void> {
   const two = added('O-1', 'T-2', 2, 1, 100);
   const stored = await w.orders.read<OrderDocument>('O-1', ORDER_HEADER_ID);
   if (stored === undefined) throw new Error('no order O-1');
+  // The release's first batch took slot 2, so the gap document that held it went in the same batch.
   const batch = await w.orders.batch('O-1', [
+    { op: 'delete', id: ORDER_GAP_ID },
     {
       op: 'create',
       document: transactionDocument('O-1', {
@@ -151,15 +153,16 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 }
 
 function ordersContainer(): DocumentContainer {
-  return createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
+  return appOrdersContainer();
 }
 
 function delivered(entry: Entry, correlationId?: string): DeliveredMessage {
   return { ...deliveredEntry(entry), correlationId };
 }
 
+/** The order as it stands: its header rolled forward over the records past it. */
 async function header(w: World, orderId: string): Promise<OrderDocument | undefined> {
-  return (await w.orders.read<OrderDocument>(orderId, ORDER_HEADER_ID))?.document;
+  return readOrderState(w.orders, orderId);
 }
 
 /** The dimensions every metric of an entry carries. */
@@ -561,7 +564,8 @@ describe('applyEntry', () => {
     const w = world();
     await applyEntry(w.deps, delivered(created('O-1', 'T-1')));
     w.beforeBatch = () => bump(w, 'O-1');
-    const error = await failure(applyEntry(w.deps, delivered(added('O-1', 'T-2', 2))));
+    // A final entry changes the order's status, so its change writes the header, on its etag.
+    const error = await failure(applyEntry(w.deps, delivered(added('O-1', 'T-2', 2, 1, 100, true))));
     expect(error).toBeInstanceOf(TransientError);
     expect(error).toMatchObject({
       code: 'order-contention',

@@ -27,6 +27,7 @@ const record = (orderId: string, transactionId: string, etag = 'r1'): Stored<Tra
     id: `txn:${transactionId}`,
     kind: 'transaction',
     orderId,
+    slot: 1,
     transactionId,
     digest: 'd',
     sequence: 1,

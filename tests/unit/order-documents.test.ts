@@ -72,12 +72,17 @@ describe('transactionRecordId', () => {
 });
 
 describe('transaction documents', () => {
-  it('carry the record, its id, kind and order', () => {
+  it('carry the record, its id, kind, order and slot, and the totals when given', () => {
     expect(transactionDocument('O-1', line('T-2', 2))).toEqual({
       id: 'txn:T-2',
       kind: 'transaction',
       orderId: 'O-1',
+      slot: 2,
       ...line('T-2', 2),
+    });
+    expect(transactionDocument('O-1', line('T-2', 2), { lineCount: 2, total: 30 })).toMatchObject({
+      slot: 2,
+      after: { lineCount: 2, total: 30 },
     });
   });
 

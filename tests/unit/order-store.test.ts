@@ -14,6 +14,8 @@ import {
   type OrderStore,
 } from '../../src/services/convoy/order-store';
 import {
+  gapDocument,
+  ORDER_GAP_ID,
   ORDER_HEADER_ID,
   transactionDocument,
   type OrderDocument,
@@ -24,6 +26,7 @@ import type {
   BatchResult,
   Document,
   DocumentContainer,
+  QuerySpec,
   Stored,
 } from '../../src/services/ports';
 
@@ -58,7 +61,16 @@ function scripted(): Script {
     replace: unused,
     upsert: unused,
     delete: unused,
-    query: unused,
+    // The records past the header's snapshot, as readRolledForward asks for them.
+    query: async <T extends Document>(spec: QuerySpec) => {
+      self.reads.push(`query ${JSON.stringify(spec)}`);
+      const above = spec.above?.slot ?? -Infinity;
+      return [...self.stored.values()].filter(
+        ({ document }) =>
+          (document as TransactionDocument).kind === 'transaction' &&
+          (document as TransactionDocument).slot > above,
+      ) as Array<Stored<T>>;
+    },
     read: async <T extends Document>(partitionKey: string, id: string) => {
       self.reads.push(`${partitionKey}/${id}`);
       return self.stored.get(id) as Stored<T> | undefined;
@@ -86,6 +98,27 @@ const header = (appliedSequence = 1): OrderDocument => ({
   buffered: [],
   correlationId: null,
   outbox: null,
+});
+
+/** An entry of the order waiting in its buffer. */
+const bufferedEntry = (sequence: number): OrderDocument['buffered'][number] => ({
+  messageId: `M-${sequence}`,
+  digest: `d-${sequence}`,
+  entry: {
+    transactionId: `T-${sequence}`,
+    orderId: 'O-1',
+    sequence,
+    type: 'TransactionAdded',
+    data: { sku: 'S', quantity: 1, unitPrice: 100 },
+  },
+  properties: {},
+});
+
+/** The order submitted by its final entry at this sequence: a status change, so the header is written. */
+const submitted = (appliedSequence: number): OrderDocument => ({
+  ...header(appliedSequence),
+  status: 'submitted',
+  finalSequence: appliedSequence,
 });
 
 const record = (transactionId: string, sequence: number, quantity = 1): TransactionRecord => ({
@@ -149,7 +182,7 @@ describe('writeOrderBatch', () => {
     const changed = [record('T-1', 1, 5), record('T-2', 2, 7)];
     const outcome = await writeOrderBatch(
       s.store,
-      header(3),
+      submitted(3),
       { document: header(1), etag: 'h1' },
       { created: record('T-3', 3), changed },
     );
@@ -159,15 +192,161 @@ describe('writeOrderBatch', () => {
         { op: 'create', document: transactionDocument('O-1', record('T-3', 3)) },
         { op: 'replace', document: transactionDocument('O-1', changed[0]), ifMatch: 'r1' },
         { op: 'replace', document: transactionDocument('O-1', changed[1]) },
-        { op: 'replace', document: header(3), ifMatch: 'h1' },
+        { op: 'replace', document: submitted(3), ifMatch: 'h1' },
       ],
     ]);
     expect(Object.keys(s.batches[0][2])).not.toContain('ifMatch');
-    expect(s.cache.get('O-1')).toEqual({ document: header(3), etag: 'h2' });
+    expect(s.cache.get('O-1')).toEqual({ document: submitted(3), etag: 'h2' });
     expect(s.cache.record('O-1', 'T-1')?.etag).toBe('r1b');
     expect(s.cache.record('O-1', 'T-3')?.etag).toBe('r3');
     // A result without an etag leaves nothing to remember.
     expect(s.cache.record('O-1', 'T-2')).toBeUndefined();
+  });
+
+  it("writes the entry's record alone, with the order's totals, when it only takes the next slot; the cache runs ahead under the header's etag", async () => {
+    const s = scripted();
+    s.cache.set('O-1', { document: header(1), etag: 'h1' });
+    s.cache.remember('O-1', storedRecord('T-1', 1, 'r1'));
+    s.result = {
+      ok: true,
+      results: [
+        { status: 201, etag: 'r2' },
+        { status: 200, etag: 'r1b' },
+      ],
+    };
+    const after = { ...header(2), lineCount: 2, total: 700 };
+    const outcome = await writeOrderBatch(
+      s.store,
+      after,
+      { document: header(1), etag: 'h1' },
+      {
+        created: record('T-2', 2),
+        changed: [record('T-1', 1, 5)],
+      },
+    );
+    expect(outcome).toEqual({ kind: 'written' });
+    expect(s.batches).toEqual([
+      [
+        {
+          op: 'create',
+          document: transactionDocument('O-1', record('T-2', 2), { lineCount: 2, total: 700 }),
+        },
+        { op: 'replace', document: transactionDocument('O-1', record('T-1', 1, 5)), ifMatch: 'r1' },
+      ],
+    ]);
+    expect(s.cache.get('O-1')).toEqual({ document: after, etag: 'h1' });
+    expect(s.cache.record('O-1', 'T-2')?.etag).toBe('r2');
+  });
+
+  it.each([
+    ['a snapshot falls due', header(15), header(16)],
+    ['the outbox changes', header(1), { ...header(2), outbox: { parks: [], startFulfillment: null } }],
+    ['the correlation changes', header(1), { ...header(2), correlationId: 'c' }],
+  ])('writes the header with the record when %s', async (_what, before, after) => {
+    const s = scripted();
+    s.result = {
+      ok: true,
+      results: [
+        { status: 201, etag: 'r' },
+        { status: 200, etag: 'h2' },
+      ],
+    };
+    await writeOrderBatch(
+      s.store,
+      after,
+      { document: before, etag: 'h1' },
+      {
+        created: record('T-X', after.appliedSequence),
+        changed: [],
+      },
+    );
+    expect(s.batches[0].map((operation) => operation.op)).toEqual(['create', 'replace']);
+    expect(s.cache.get('O-1')?.etag).toBe('h2');
+  });
+
+  it('holds the awaited slot with the gap document while entries wait, moves it, and frees it first for the entry that fills it', async () => {
+    const s = scripted();
+    const buffering = { ...header(1), buffered: [bufferedEntry(3)] };
+    s.result = {
+      ok: true,
+      results: [{ status: 201 }, { status: 201, etag: 'r3' }, { status: 200, etag: 'h2' }],
+    };
+    await writeOrderBatch(
+      s.store,
+      buffering,
+      { document: header(1), etag: 'h1' },
+      {
+        created: { ...record('T-3', 3), outcome: 'buffered' },
+        changed: [],
+      },
+    );
+    expect(s.batches[0][0]).toEqual({ op: 'create', document: gapDocument('O-1', 2) });
+    expect(gapDocument('O-1', 2)).toEqual({ id: ORDER_GAP_ID, kind: 'gap', orderId: 'O-1', slot: 2 });
+
+    // Entry 2 fills the gap and releases 3; 5 still waits, now for 4.
+    const moved = { ...header(3), buffered: [bufferedEntry(5)] };
+    s.result = {
+      ok: true,
+      results: [{ status: 200 }, { status: 201 }, { status: 200 }, { status: 200, etag: 'h3' }],
+    };
+    await writeOrderBatch(
+      s.store,
+      moved,
+      { document: { ...buffering, buffered: [bufferedEntry(3), bufferedEntry(5)] }, etag: 'h2' },
+      {
+        created: record('T-2', 2),
+        changed: [record('T-3', 3)],
+      },
+    );
+    expect(s.batches[1][0]).toEqual({ op: 'replace', document: gapDocument('O-1', 4) });
+
+    s.result = {
+      ok: true,
+      results: [{ status: 204 }, { status: 201 }, { status: 200 }, { status: 200, etag: 'h4' }],
+    };
+    await writeOrderBatch(
+      s.store,
+      header(5),
+      { document: moved, etag: 'h3' },
+      {
+        created: record('T-4', 4),
+        changed: [record('T-5', 5)],
+      },
+    );
+    expect(s.batches[2][0]).toEqual({ op: 'delete', id: ORDER_GAP_ID });
+  });
+
+  it.each([
+    ['its create finds one there (409: a writer that had not seen the order move on)', [409, 424, 424]],
+    ['its create finds the slot taken by a record (409 on the unique slot)', [409, 424, 424]],
+  ])('loses the race when the gap document %s', async (_what, statuses) => {
+    const s = scripted();
+    s.result = { ok: false, results: statuses.map((status) => ({ status })) };
+    const buffering = { ...header(1), buffered: [bufferedEntry(3)] };
+    const outcome = await writeOrderBatch(
+      s.store,
+      buffering,
+      { document: header(1), etag: 'h1' },
+      {
+        created: { ...record('T-3', 3), outcome: 'buffered' },
+        changed: [],
+      },
+    );
+    expect(outcome).toEqual({ kind: 'lost' });
+    expect(s.batches[0][0]).toEqual({ op: 'create', document: gapDocument('O-1', 2) });
+  });
+
+  it('loses the race when the gap document it frees is gone (404)', async () => {
+    const s = scripted();
+    s.result = { ok: false, results: [{ status: 404 }, { status: 424 }, { status: 424 }, { status: 424 }] };
+    const outcome = await writeOrderBatch(
+      s.store,
+      header(3),
+      { document: { ...header(1), buffered: [bufferedEntry(3)] }, etag: 'h1' },
+      { created: record('T-2', 2), changed: [record('T-3', 3)] },
+    );
+    expect(outcome).toEqual({ kind: 'lost' });
+    expect(s.batches[0][0]).toEqual({ op: 'delete', id: ORDER_GAP_ID });
   });
 
   it('replaces records only, with no record created, when the change creates none', async () => {
@@ -317,19 +496,26 @@ describe('reading', () => {
     expect(await knownRecords(s.store, 'O-1', [])).toEqual(new Map());
   });
 
-  it("reloadOrder caches the stored header; another etag than the cached one voids the order's cached records", async () => {
+  it("reloadOrder rolls the stored header forward over the records past it, caches that, and forgets the order's cached records", async () => {
     const s = scripted();
     s.cache.set('O-1', { document: header(1), etag: 'h1' });
     s.cache.remember('O-1', storedRecord('T-1', 1, 'r1'));
     s.stored.set(ORDER_HEADER_ID, { document: header(1), etag: 'h1' });
     expect(await reloadOrder(s.store, 'O-1')).toEqual({ document: header(1), etag: 'h1' });
-    expect(s.cache.record('O-1', 'T-1')?.etag).toBe('r1');
-
-    s.stored.set(ORDER_HEADER_ID, { document: header(2), etag: 'h2' });
-    expect(await reloadOrder(s.store, 'O-1')).toEqual({ document: header(2), etag: 'h2' });
-    expect(s.cache.get('O-1')).toEqual({ document: header(2), etag: 'h2' });
+    // Another writer may have replaced a record without touching the header: the cached ones go.
     expect(s.cache.record('O-1', 'T-1')).toBeUndefined();
-    expect(s.reads).toEqual(['O-1/order', 'O-1/order']);
+
+    const two = transactionDocument('O-1', record('T-2', 2), { lineCount: 2, total: 200 });
+    const three = transactionDocument('O-1', record('T-3', 3), { lineCount: 3, total: 300 });
+    const five = transactionDocument('O-1', record('T-5', 5), { lineCount: 9, total: 900 });
+    s.stored.set(two.id, { document: two, etag: 'r2' });
+    s.stored.set(three.id, { document: three, etag: 'r3' });
+    // After a missing slot, a record is not a taken slot of the order.
+    s.stored.set(five.id, { document: five, etag: 'r5' });
+    const rolled = { ...header(3), lineCount: 3, total: 300 };
+    expect(await reloadOrder(s.store, 'O-1')).toEqual({ document: rolled, etag: 'h1' });
+    expect(s.cache.get('O-1')).toEqual({ document: rolled, etag: 'h1' });
+    expect(s.reads.filter((read) => !read.startsWith('query'))).toEqual(['O-1/order', 'O-1/order']);
   });
 
   it('readOrder takes the cached header on the first attempt and reloads it on a later one', async () => {
@@ -339,7 +525,7 @@ describe('reading', () => {
     expect(await readOrder(s.store, 'O-1', 1)).toEqual({ document: header(1), etag: 'h1' });
     expect(s.reads).toEqual([]);
     expect(await readOrder(s.store, 'O-1', 2)).toEqual({ document: header(2), etag: 'h2' });
-    expect(s.reads).toEqual(['O-1/order']);
+    expect(s.reads[0]).toEqual('O-1/order');
     expect(s.cache.get('O-1')).toEqual({ document: header(2), etag: 'h2' });
   });
 

@@ -4,18 +4,22 @@
  * stale or cold cache. The racing-delivery tests elsewhere deliver the same message twice, where the
  * entry's transaction record always loses first and these branches never run.
  */
-import { createEmbeddedStore } from '../../local/store/document-store';
+import { appOrdersContainer } from '../support/orders-container';
 import { createOrderCache, type OrderCache } from '../../src/services/convoy/order-cache';
 import { applyEntry, type ConsumerDeps } from '../../src/services/idempotent-consumer';
+import { createEmbeddedStore } from '../../local/store/document-store';
 import {
+  ORDER_GAP_ID,
   ORDER_HEADER_ID,
   ORDERS_CONTAINER,
   ORDERS_PARTITION_KEY_PATH,
   readOrderLines,
+  readOrderState,
   readTransactionRecords,
+  type GapDocument,
   type OrderDocument,
 } from '../../src/services/order-documents';
-import type { DocumentContainer, FulfillmentInput } from '../../src/services/ports';
+import type { BatchOperation, DocumentContainer, FulfillmentInput } from '../../src/services/ports';
 import { added, amended, created, deliveredEntry } from '../support/e2e';
 
 const ignore = (): void => {};
@@ -51,11 +55,11 @@ function consumer(orders: DocumentContainer): Consumer {
 }
 
 function ordersContainer(): DocumentContainer {
-  return createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
+  return appOrdersContainer();
 }
 
 async function order(orders: DocumentContainer, orderId: string): Promise<OrderDocument | undefined> {
-  return (await orders.read<OrderDocument>(orderId, ORDER_HEADER_ID))?.document;
+  return readOrderState(orders, orderId);
 }
 
 /** The transactionIds the order's transaction records hold. */
@@ -134,5 +138,114 @@ describe('an entry committed before whose effect failed', () => {
     const outcome = await applyEntry(b.deps, final);
     expect(outcome).toEqual({ kind: 'duplicate', orderId: 'O-R' });
     expect(b.started.map((s) => s.orderId)).toEqual(['O-R']);
+  });
+});
+
+/**
+ * An entry that only takes the next slot writes its record alone, not the header
+ * (docs/documents.md, "The header and the records"), so the header's etag no longer arbitrates two
+ * writers of that slot: the orders container's unique key on `slot` does, and the gap document
+ * keeps a writer who has not seen the buffer from taking the awaited slot alone. Two consumers of
+ * one session after a lost lock, each on its own cache, race for real here (Promise.all on one
+ * store).
+ */
+describe('two writers of one slot, without the header', () => {
+  /** Both consumers have seen the order at its first entry, the header's etag unchanged since. */
+  async function openedByBoth(orders: DocumentContainer): Promise<[Consumer, Consumer, string]> {
+    const a = consumer(orders);
+    const b = consumer(orders);
+    await applyEntry(a.deps, deliveredEntry(created('O-U', 'T-1')));
+    const seen = await orders.read<OrderDocument>('O-U', ORDER_HEADER_ID);
+    if (seen === undefined) throw new Error('order O-U not written');
+    b.cache.set('O-U', seen);
+    return [a, b, seen.etag];
+  }
+
+  it.each([
+    ['A first', false],
+    ['B first', true],
+  ])(
+    'one transaction takes the slot, the other is parked sequence-conflict, and the header is not written (%s)',
+    async (_order, bFirst) => {
+      const orders = ordersContainer();
+      const [a, b, etag] = await openedByBoth(orders);
+      const fromA = () => applyEntry(a.deps, deliveredEntry(added('O-U', 'T-2A', 2, 1, 100)));
+      const fromB = () => applyEntry(b.deps, deliveredEntry(added('O-U', 'T-2B', 2, 3, 100)));
+      const outcomes = await Promise.all(bFirst ? [fromB(), fromA()] : [fromA(), fromB()]);
+      const kinds = outcomes.map((outcome) => (outcome.kind === 'parked' ? outcome.reason : outcome.kind));
+      expect(kinds.sort()).toEqual(['applied', 'sequence-conflict']);
+      const ids = await recordIds(orders, 'O-U');
+      expect(ids).toHaveLength(2);
+      const winner = ids.find((id) => id !== 'T-1');
+      expect(await order(orders, 'O-U')).toMatchObject({
+        appliedSequence: 2,
+        lineCount: 1,
+        total: winner === 'T-2A' ? 100 : 300,
+      });
+      // Neither writer touched the header: the slot alone decided.
+      expect((await orders.read('O-U', ORDER_HEADER_ID))?.etag).toBe(etag);
+    },
+  );
+
+  it('without the unique key both would take the slot: the key is what arbitrates', async () => {
+    const orders = createEmbeddedStore().container(ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH);
+    const [a, b] = await openedByBoth(orders);
+    const outcomes = await Promise.all([
+      applyEntry(a.deps, deliveredEntry(added('O-U', 'T-2A', 2))),
+      applyEntry(b.deps, deliveredEntry(added('O-U', 'T-2B', 2))),
+    ]);
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual(['applied', 'applied']);
+    expect(await recordIds(orders, 'O-U')).toEqual(['T-1', 'T-2A', 'T-2B']);
+  });
+
+  it('a writer on a stale copy cannot buffer behind a slot another took alone: the gap document finds it', async () => {
+    const orders = ordersContainer();
+    const [a, b] = await openedByBoth(orders);
+    await applyEntry(a.deps, deliveredEntry(added('O-U', 'T-2', 2)));
+    // B still sees the order at 1: on that copy entry 3 would wait for 2, which is taken.
+    const outcome = await applyEntry(b.deps, deliveredEntry(added('O-U', 'T-3', 3)));
+    expect(outcome).toMatchObject({ kind: 'applied', applied: 1 });
+    expect(await order(orders, 'O-U')).toMatchObject({ appliedSequence: 3, buffered: [], lineCount: 2 });
+    expect(await orders.read('O-U', ORDER_GAP_ID)).toBeUndefined();
+  });
+
+  it('a writer that has not seen the buffer cannot take the awaited slot alone: it reloads and releases the buffer', async () => {
+    const orders = ordersContainer();
+    const [a, b] = await openedByBoth(orders);
+    // B buffers entry 3; the gap document holds slot 2.
+    expect(await applyEntry(b.deps, deliveredEntry(added('O-U', 'T-3', 3)))).toMatchObject({
+      kind: 'buffered',
+    });
+    expect((await orders.read<GapDocument>('O-U', ORDER_GAP_ID))?.document.slot).toBe(2);
+    // A, whose copy has no buffer, takes slot 2 and finds it held: it reads the order and releases 3.
+    const outcome = await applyEntry(a.deps, deliveredEntry(added('O-U', 'T-2', 2)));
+    expect(outcome).toMatchObject({ kind: 'applied', applied: 2 });
+    expect(await order(orders, 'O-U')).toMatchObject({ appliedSequence: 3, buffered: [], lineCount: 2 });
+    expect(await orders.read('O-U', ORDER_GAP_ID)).toBeUndefined();
+  });
+
+  it('without the gap document the buffer would be left releasable with no one to release it', async () => {
+    // The same race on a store that turns the gap document's writes into reads of the header.
+    const store = ordersContainer();
+    const isGap = (operation: BatchOperation): boolean =>
+      operation.op === 'delete' || operation.op === 'read'
+        ? operation.id === ORDER_GAP_ID
+        : operation.document.id === ORDER_GAP_ID;
+    const withoutGap: DocumentContainer = {
+      ...store,
+      name: store.name,
+      partitionKeyPath: store.partitionKeyPath,
+      batch: (partitionKey, operations) =>
+        store.batch(
+          partitionKey,
+          operations.map((operation) => (isGap(operation) ? { op: 'read', id: ORDER_HEADER_ID } : operation)),
+        ),
+    };
+    const [a, b] = await openedByBoth(withoutGap);
+    await applyEntry(b.deps, deliveredEntry(added('O-U', 'T-3', 3)));
+    await applyEntry(a.deps, deliveredEntry(added('O-U', 'T-2', 2)));
+    const stuck = await order(store, 'O-U');
+    expect(stuck?.appliedSequence).toBe(2);
+    expect(stuck?.buffered.map((waiting) => waiting.entry.sequence)).toEqual([3]);
   });
 });

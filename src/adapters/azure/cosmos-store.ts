@@ -377,6 +377,10 @@ export function createCosmosContainer(
         conditions.push(`c.${checkFieldName(field)} = @p${index}`);
         parameters.push({ name: `@p${index}`, value });
       });
+      Object.entries(spec.above ?? {}).forEach(([field, value], index) => {
+        conditions.push(`c.${checkFieldName(field)} > @a${index}`);
+        parameters.push({ name: `@a${index}`, value });
+      });
       const query = `SELECT * FROM c${conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''}`;
       const { resources } = await request(policy, 'query', (abortSignal) =>
         container.items

@@ -7,6 +7,7 @@ import type { ChangeDecision, Release } from '../../domain/order';
 import { updateOptimistically } from '../optimistic-update';
 import {
   fulfillmentInputOf,
+  HEADER_SLOT,
   ORDER_HEADER_ID,
   ORDER_KIND,
   outboxAfter,
@@ -53,6 +54,7 @@ export function orderDocument(
     ...state,
     id: ORDER_HEADER_ID,
     kind: ORDER_KIND,
+    slot: HEADER_SLOT,
     correlationId,
     outbox: outboxAfter(pending, added),
   };

@@ -17,7 +17,7 @@ import {
 import type { Downstream } from './downstream-ports';
 import type { Change } from '../optimistic-update';
 import type { DocumentContainer, FulfillmentInput, Telemetry } from '../ports';
-import { readOrderLines } from '../order-documents';
+import { readOrderLines, SAGA_SLOT } from '../order-documents';
 import { MAX_TRANSITIONS, sagaRecordId, updateSagaRecord, type SagaRecord } from './saga-record';
 
 export interface SagaDeps {
@@ -40,6 +40,7 @@ function initialRecord(order: FulfillmentInput, now: string): SagaRecord {
     id: sagaRecordId(order.orderId),
     orderId: order.orderId,
     kind: 'saga',
+    slot: SAGA_SLOT,
     instanceId: fulfillmentInstanceId(order.orderId),
     status: 'running',
     reason: null,

@@ -64,6 +64,8 @@ export const MAX_TRANSITIONS = 100;
 export interface SagaRecord extends Document {
   orderId: string;
   kind: 'saga';
+  /** It holds no sequence slot; the orders container's unique key needs a value (SAGA_SLOT). */
+  slot?: 'saga';
   /**
    * The orchestration in charge now: `fulfillmentInstanceId(orderId)`, or
    * `cancellationInstanceId(orderId)` after confirmation (docs/saga.md, "Instance ids"). A record from

@@ -25,6 +25,7 @@ import { ledgerProcessor } from './ledger-processor';
 import { orderTransactions } from './order-transactions';
 import { ordersHttp } from './http/orders-http';
 import { operationsHttp } from './http/operations-http';
+import { consoleHttp } from './http/console-http';
 import { platformOf } from './http/actor';
 import {
   createOperationsJournal,
@@ -146,6 +147,8 @@ registerFunctions({
     // Operations: the same Service Bus identity, plus Data Owner on the namespace for queue
     // settings and counts.
     ...operationsHttp(() => ({ operations, orders, journal, now: Date.now }), platform),
+    // The operators' console and its reads (docs/operations.md, "The console").
+    ...consoleHttp(() => ({ operations, orders, now: Date.now }), platform),
   ],
   ...saga,
 });

@@ -31,6 +31,9 @@ describe('src/functions/index.ts: operations', () => {
       'opsDiscard POST ops/discard admin',
       'opsArchive GET ops/archive function',
       'opsAudit GET ops/audit function',
+      'opsConsole GET ops/console function',
+      'opsOverview GET ops/overview function',
+      'opsInspectOrder GET ops/orders/{orderId} function',
     ]);
   });
 

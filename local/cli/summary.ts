@@ -145,6 +145,14 @@ export function summary(report: Report, context: SummaryContext): string {
     `broker messages ${s.messages} (ledger and forwarded entries), applied ${s.applied}, ` +
       `duplicates ${s.duplicates}, parked ${s.parked}, dead-lettered ${s.deadLettered}, buffered ${s.buffered}`,
   );
+  const { duplicate, digestMismatch } = s.recordConflicts;
+  if (duplicate + digestMismatch > 0) {
+    // The Idempotent Consumer's last word: no cache knew the entry, the store's unique id did.
+    out.push(
+      `records the store already held (409): ${duplicate} delivered again (duplicate), ` +
+        `${digestMismatch} transactionId reused (digest-mismatch)`,
+    );
+  }
   if (context.reportPath !== undefined) out.push(`full report: ${context.reportPath}`);
   else if (orders.length > FULL_TABLE_MAX_ORDERS) out.push('for every order: --report FILE');
   if (context.htmlPath !== undefined) out.push(`picture of the run: ${context.htmlPath}`);

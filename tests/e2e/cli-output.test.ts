@@ -166,6 +166,7 @@ describe('npm start: the summary prints the per-entry account when the report ha
     expect(text).toContain('entries 5: applied 3, duplicate 1, parked 1, buffered 0, dead-lettered 0\n');
     expect(text).toContain('broker messages 6');
     expect(text).not.toContain('dead-lettered after their outcome');
+    expect(text).not.toContain('(409)');
 
     // Dead letters of entries that had their outcome, and a batch lost to duplicate detection, when there are any.
     const noted = summary(
@@ -176,6 +177,7 @@ describe('npm start: the summary prints the per-entry account when the report ha
         stats: {
           ...stats,
           deadLetteredAfterOutcome: 2,
+          recordConflicts: { duplicate: 1, digestMismatch: 2 },
           account: { ...account, entries: 6, droppedByDuplicateDetection: 1 },
         },
       },
@@ -184,6 +186,9 @@ describe('npm start: the summary prints the per-entry account when the report ha
     expect(noted).toContain(
       'entries 6: applied 3, duplicate 1, parked 1, buffered 0, dead-lettered 0, dropped by duplicate detection 1\n' +
         'dead-lettered after their outcome: 2 entries, counted once by that outcome (their dead letters are redundant)',
+    );
+    expect(noted).toContain(
+      'records the store already held (409): 1 delivered again (duplicate), 2 transactionId reused (digest-mismatch)',
     );
   });
 });

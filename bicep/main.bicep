@@ -135,6 +135,9 @@ var checkedAlertEmail = empty(trim(alertEmail))
   ? fail('alertEmail is required: the address that receives the alerts (azd env set ALERT_EMAIL you@example.com)')
   : alertEmail
 
+@description('Client id of the Microsoft Entra app registration operators sign in to (docs/deploy.md, "Operator sign-in"); empty: no identity provider, the function and admin keys only.')
+param operatorsAppClientId string = ''
+
 @description('Object id of a developer who runs `func start` against these resources; empty for none. azd passes the deploying principal.')
 param developerPrincipalId string = ''
 
@@ -316,6 +319,7 @@ module functionApp 'modules/functionapp.bicep' = {
     duplicateDetectionHistoryTimeWindow: duplicateDetectionHistoryTimeWindow
     serviceBusMaxMessageBytes: maxMessageBytesBySku[effectiveServiceBusSku]
     virtualNetworkSubnetId: privateNetworking ? network!.outputs.appSubnetId : ''
+    operatorsAppClientId: operatorsAppClientId
   }
 }
 

@@ -39,3 +39,7 @@ param alertEmail = readEnvironmentVariable('ALERT_EMAIL', '')
 // these resources: azd passes its own (`az ad signed-in-user show --query id -o tsv` by hand).
 param developerPrincipalId = readEnvironmentVariable('AZURE_PRINCIPAL_ID', '')
 param developerPrincipalType = readEnvironmentVariable('AZURE_PRINCIPAL_TYPE', 'User')
+
+// The Entra app registration operators sign in to (docs/deploy.md, "Operator sign-in"):
+// `azd env set OPERATORS_APP_CLIENT_ID <client id>`. Empty: no identity provider, keys only.
+param operatorsAppClientId = readEnvironmentVariable('OPERATORS_APP_CLIENT_ID', '')

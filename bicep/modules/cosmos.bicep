@@ -196,6 +196,46 @@ resource downstreamContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases
   }
 }
 
+// The operators' journal (src/services/operations/operations-journal.ts): the audit of every operator
+// action and the archive of every discarded message, by `/partition`: one order's archive, one day's
+// audit. Kept for ever, as the orders are: TTL off. The app reaches it, as every container of the
+// database, through its data-plane role (modules/roles.bicep).
+resource operationsContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: 'operations'
+  properties: {
+    resource: {
+      id: 'operations'
+      partitionKey: {
+        paths: [
+          '/partition'
+        ]
+        kind: 'Hash'
+        version: 2
+      }
+      // An order's archive and a day's audit are read by kind within their partition (QUERIED_FIELDS).
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          {
+            path: '/partition/?'
+          }
+          {
+            path: '/kind/?'
+          }
+        ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
+    }
+    options: serverless ? {} : { autoscaleSettings: { maxThroughput: autoscaleMaxThroughput } }
+  }
+}
+
 output id string = account.id
 output name string = account.name
 output endpoint string = account.properties.documentEndpoint

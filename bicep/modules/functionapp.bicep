@@ -63,6 +63,9 @@ param telemetrySamplingRatio string = '0.01'
 @description('Subnet (delegated to Microsoft.App/environments) for VNet integration; empty for none.')
 param virtualNetworkSubnetId string = ''
 
+@description('Client id of the Microsoft Entra app registration operators sign in to, with the app roles Operations.Read and Operations.Write (docs/deploy.md, "Operator sign-in"); empty: no identity provider, the function and admin keys only.')
+param operatorsAppClientId string = ''
+
 resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
   name: appInsightsName
 }
@@ -229,6 +232,60 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
           value: telemetrySamplingRatio
         }
       ]
+    }
+  }
+}
+
+// App Service authentication ("Easy Auth") with Microsoft Entra ID in front of the HTTP functions,
+// when an app registration is named: the platform refuses a caller who has not signed in (a browser
+// is sent to the sign-in page, a client must bring a token for `api://<client id>`), injects
+// X-MS-CLIENT-PRINCIPAL with the caller's app roles, and says it is on by WEBSITE_AUTH_ENABLED; the
+// functions then ask for no key and check the role (src/functions/http/actor.ts). Microsoft Learn,
+// "Authentication and authorization in Azure App Service and Azure Functions" and the
+// `Microsoft.Web/sites/config authsettingsV2` reference. The Service Bus triggers are not HTTP
+// requests and never meet it. The Functions host's own endpoints (`/admin`, which takes the master
+// key, and `/runtime/webhooks`, which takes system keys) keep their keys as their guard.
+// Secret-free: sign-in uses ID tokens (the registration issues them), and nothing here holds a
+// client secret.
+resource authentication 'Microsoft.Web/sites/config@2024-11-01' = if (!empty(operatorsAppClientId)) {
+  parent: site
+  name: 'authsettingsV2'
+  properties: {
+    platform: {
+      enabled: true
+    }
+    globalValidation: {
+      requireAuthentication: true
+      unauthenticatedClientAction: 'RedirectToLoginPage'
+      redirectToProvider: 'azureactivedirectory'
+      excludedPaths: [
+        '/admin'
+        '/runtime/webhooks'
+      ]
+    }
+    httpSettings: {
+      requireHttps: true
+    }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: {
+          clientId: operatorsAppClientId
+          openIdIssuer: '${environment().authentication.loginEndpoint}${tenant().tenantId}/v2.0'
+        }
+        validation: {
+          // A token for the API (the ops CLI, a script) and the sign-in's own ID token (the console).
+          allowedAudiences: [
+            'api://${operatorsAppClientId}'
+            operatorsAppClientId
+          ]
+        }
+      }
+    }
+    login: {
+      tokenStore: {
+        enabled: false
+      }
     }
   }
 }

@@ -21,6 +21,10 @@ import {
 } from '../../src/adapters/downstream';
 import { includedPaths, queriedFieldsOf, uniqueKeysOf } from '../../src/adapters/indexing-policy';
 import { partitionKeyField } from '../../src/adapters/document-rules';
+import {
+  OPERATIONS_CONTAINER,
+  OPERATIONS_PARTITION_KEY_PATH,
+} from '../../src/services/operations/operations-journal';
 
 const ROOT = join(__dirname, '..', '..');
 const BICEP_DIR = join(ROOT, 'bicep');
@@ -665,6 +669,41 @@ function replaceAfter(text: string, anchor: string, search: string, replacement:
   return found === -1 ? text : text.slice(0, found) + replacement + text.slice(found + search.length);
 }
 
+/**
+ * (j) App Service authentication (src/functions/http/actor.ts): an authsettingsV2 resource, declared
+ * only when main.bicep names the operators' app registration, that requires sign-in with Microsoft
+ * Entra ID for that registration and holds no client secret.
+ */
+function checkOperatorAuthentication(files: readonly BicepFile[]): string[] {
+  const blocks = declared(files, 'Microsoft.Web/sites/config').filter(
+    (block) => literalProperty(block.body, 'name') === 'authsettingsV2',
+  );
+  if (blocks.length !== 1) return [`expected one authsettingsV2 resource, found ${blocks.length}`];
+  const [block] = blocks;
+  const problems: string[] = [];
+  const text = stripComments(files.find((file) => file.path === block.file)?.text ?? '');
+  const conditioned = new RegExp(
+    `resource\\s+${block.symbol}\\s+'[^']+'\\s*=\\s*if\\s*\\(\\s*!empty\\(operatorsAppClientId\\)\\s*\\)`,
+  );
+  if (!conditioned.test(text))
+    problems.push('authsettingsV2 is not declared only when operatorsAppClientId is set');
+  if (booleanProperty(block.body, 'requireAuthentication') !== true) {
+    problems.push('authsettingsV2: requireAuthentication must be true');
+  }
+  if (literalProperty(block.body, 'unauthenticatedClientAction') === 'AllowAnonymous') {
+    problems.push('authsettingsV2: unauthenticated callers must not be let through');
+  }
+  if (property(block.body, 'clientId') !== 'operatorsAppClientId') {
+    problems.push('authsettingsV2: the Entra registration is not operatorsAppClientId');
+  }
+  if (/clientSecret/i.test(block.body)) problems.push('authsettingsV2: holds a client secret setting');
+  const main = files.find((file) => file.path === join('bicep', 'main.bicep'))?.text ?? '';
+  if (!/operatorsAppClientId:\s*operatorsAppClientId/.test(main)) {
+    problems.push('main.bicep does not pass operatorsAppClientId to the Function App');
+  }
+  return problems;
+}
+
 describe('the Bicep agrees with the code', () => {
   it('finds the templates', () => {
     expect(TEMPLATES.map((file) => file.path)).toEqual(
@@ -701,10 +740,15 @@ describe('the Bicep agrees with the code', () => {
     expect(checkOrdersContainer(TEMPLATES, INVENTORY_CONTAINER, '/orderId')).toHaveLength(1);
   });
 
+  it("(c) declares the operators' journal partitioned as the code writes it", () => {
+    expect(checkOrdersContainer(TEMPLATES, OPERATIONS_CONTAINER, OPERATIONS_PARTITION_KEY_PATH)).toEqual([]);
+  });
+
   it.each([
     [ORDERS_CONTAINER, ORDERS_PARTITION_KEY_PATH],
     [INVENTORY_CONTAINER, INVENTORY_PARTITION_KEY_PATH],
     [DOWNSTREAM_CONTAINER, DOWNSTREAM_PARTITION_KEY_PATH],
+    [OPERATIONS_CONTAINER, OPERATIONS_PARTITION_KEY_PATH],
   ])('(i) indexes on %s only the paths the code queries, /* excluded', (container, key) => {
     expect(checkIndexingPolicy(TEMPLATES, container, key, queriedFieldsOf(container))).toEqual([]);
   });
@@ -715,6 +759,23 @@ describe('the Bicep agrees with the code', () => {
       expect(checkUniqueKeys(TEMPLATES, container, uniqueKeysOf(container))).toEqual([]);
     },
   );
+
+  it('(j) puts App Service authentication with Entra ID in front of the functions when an app registration is named', () => {
+    expect(checkOperatorAuthentication(TEMPLATES)).toEqual([]);
+    const functionApp = 'modules/functionapp.bicep';
+    const optional = edit(TEMPLATES, functionApp, (text) =>
+      text.replace('requireAuthentication: true', 'requireAuthentication: false'),
+    );
+    expect(checkOperatorAuthentication(optional)).toEqual([
+      'authsettingsV2: requireAuthentication must be true',
+    ]);
+    const always = edit(TEMPLATES, functionApp, (text) =>
+      text.replace(' = if (!empty(operatorsAppClientId))', ''),
+    );
+    expect(checkOperatorAuthentication(always)).toEqual([
+      'authsettingsV2 is not declared only when operatorsAppClientId is set',
+    ]);
+  });
 
   it('(d) holds no key or connection string, and disables local auth', () => {
     expect(checkNoSecrets(FILES)).toEqual([]);

@@ -17,9 +17,15 @@
  * - span attributes (objects typed as OpenTelemetry `Attributes`, `setAttribute(s)`, and the
  *   `ATTRIBUTE` names of src/functions/order-trace.ts): `customDimensions` of `requests` (server and
  *   consumer spans) and `dependencies` (producer, client and internal spans), which is where
- *   `readableSpanToEnvelope` of @azure/monitor-opentelemetry-exporter puts them.
+ *   `readableSpanToEnvelope` of @azure/monitor-opentelemetry-exporter puts them;
+ * - span names: the invocation spans' (`InvocationSpan.name`) name `requests` rows, the spans started
+ *   for an order (`startOrderSpan`) name `dependencies` rows.
  * The platform metrics the workbook and the metric alerts chart are checked against the metric lists
  * of Microsoft Learn instead (`PLATFORM_METRICS`).
+ *
+ * And every query reads what sampling leaves as it should (`samplingProblems`): an alert only what
+ * is exported whatever the sampling (metrics, failed rows, warnings, `UNSAMPLED_EVENTS`), a chart or
+ * a runbook query sampled rows only weighed by `itemCount`.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

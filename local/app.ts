@@ -31,6 +31,7 @@ import { durableOrchestrationClient } from '../src/adapters/azure/durable-client
 import { createEmbeddedOperations } from './store/message-operations';
 import { ordersHttp } from '../src/functions/http/orders-http';
 import { operationsHttp } from '../src/functions/http/operations-http';
+import { consoleHttp } from '../src/functions/http/console-http';
 import { LOCAL_PLATFORM } from '../src/functions/http/actor';
 import {
   createOperationsJournal,
@@ -318,6 +319,10 @@ export function createEmbeddedApp(options: EmbeddedAppOptions = {}): EmbeddedApp
       ),
       ...operationsHttp(
         () => ({ operations: createEmbeddedOperations(broker), orders, journal, now: Date.now }),
+        LOCAL_PLATFORM,
+      ),
+      ...consoleHttp(
+        () => ({ operations: createEmbeddedOperations(broker), orders, now: Date.now }),
         LOCAL_PLATFORM,
       ),
     ],

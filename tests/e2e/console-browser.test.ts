@@ -1,0 +1,159 @@
+/**
+ * The operators' console in a browser (headless Chromium, Debian's `chromium`, driven by
+ * `playwright-core`), against the embedded runtime served as `npm start -- --serve` serves it
+ * (local/serve.ts), over a run with a gap behind a held entry, a park and a saga waiting for a person
+ * (tests/support/console-scenario.ts). An operator finds the parked entry and inspects it, replays
+ * that order's held messages in order (a dry run, then the replay), and resolves the review; each
+ * effect is checked in the store. Without Chromium the test skips and says so; under CI (CI=true) a
+ * missing Chromium fails, as tests/e2e/html-report.test.ts does.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { serveApp, type Served } from '../../local/serve';
+import { readOrderState } from '../../src/services/order-documents';
+import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
+import type { EmbeddedApp } from '../../local/app';
+import { consoleScenario, GAP_ORDER, STUCK_ORDER, type ConsoleScenario } from '../support/console-scenario';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const available = existsSync(CHROMIUM);
+const inCi = process.env.CI === 'true';
+
+if (!available && !inCi) {
+  // Loud on purpose: a skipped browser test must not pass unseen.
+  console.warn(
+    `SKIPPED the browser test of tests/e2e/console-browser.test.ts: no Chromium at ${CHROMIUM} (apt-get install chromium)`,
+  );
+}
+
+/** Polls `read` until `done` holds of its value, or fails after `ms` naming the last value. */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> {
+  const until = Date.now() + ms;
+  let value = await read();
+  while (!done(value)) {
+    if (Date.now() > until) throw new Error(`still not there after ${ms} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = await read();
+  }
+  return value;
+}
+
+describe('the operators’ console in a browser', () => {
+  if (!available && inCi) {
+    it('needs Chromium under CI', () => {
+      throw new Error(`CI=true and no Chromium at ${CHROMIUM}: .ci/run must install Debian's chromium`);
+    });
+    return;
+  }
+  const maybe = available ? it : it.skip;
+
+  let scenario: ConsoleScenario;
+  let app: EmbeddedApp;
+  let served: Served;
+  let browser: Browser | undefined;
+  let page: Page;
+  /** Every request the page made that did not go to the served app, and every script error. */
+  const elsewhere: string[] = [];
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    scenario = await consoleScenario();
+    app = scenario.app;
+    served = await serveApp(app);
+    if (!available) return;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    page = await browser.newPage();
+    page.on('request', (request) => {
+      if (!request.url().startsWith(served.url)) elsewhere.push(request.url());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await served.close();
+    await app.stop();
+  });
+
+  maybe(
+    'finds the parked entry, replays its order’s held messages in order, resolves a review; each effect is in the store',
+    async () => {
+      // The state the run left: the order waits on entry 2, its saga has not started.
+      expect(await readOrderState(app.orders, GAP_ORDER)).toMatchObject({ appliedSequence: 1 });
+      expect((await readSagaRecord(app.orders, STUCK_ORDER))?.status).toBe('needs-attention');
+
+      // `?code=` on the page's own URL goes with every call as x-functions-key.
+      const keys = new Set<string | undefined>();
+      page.on('request', (request) => {
+        if (request.url().includes('/api/') && !request.url().includes('/ops/console'))
+          keys.add(request.headers()['x-functions-key']);
+      });
+      await page.goto(`${served.url}/api/ops/console?code=local-key`);
+
+      // 1. The parked entry, found by its reason, inspected: it is an entry of the gap order.
+      const invalid = page.locator('#parked [data-reason="invalid"]');
+      await invalid.locator('[data-inspect]').first().click();
+      await expect(invalid.locator('[data-inspected]').textContent()).resolves.toContain(
+        `"orderId": "${GAP_ORDER}"`,
+      );
+
+      // 2. Its order: open it from the park, dry-run the ordered replay, then confirm it.
+      await invalid.locator(`[data-open-order="${GAP_ORDER}"]`).click();
+      const view = page.locator(`[data-order-view="${GAP_ORDER}"]`);
+      await expect(view.locator('[data-trace-id]').textContent()).resolves.toMatch(/^[0-9a-f]{32}$/);
+      // Its held messages in the order the consumer needs them: the dead-lettered entry 2, the park of 5.
+      await expect(
+        view.locator('[data-held]').evaluateAll((rows) => rows.map((row) => row.firstChild?.textContent)),
+      ).resolves.toEqual(['2', '5']);
+      await page.locator(`#gaps [data-gap="${GAP_ORDER}"]`).waitFor();
+      scenario.fix();
+      await view.getByRole('button', { name: 'Replay held messages in order (dry run)' }).click();
+      const dryRun = view.locator(`[data-dry-run="${GAP_ORDER}"]`);
+      await expect(dryRun.textContent()).resolves.toContain('would-replay');
+      await dryRun.getByRole('button', { name: /^Confirm replay/ }).click();
+      await view.locator(`[data-replayed="${GAP_ORDER}"]`).waitFor();
+      const applied = await eventually(
+        () => readOrderState(app.orders, GAP_ORDER),
+        (state) => state?.appliedSequence === 4,
+      );
+      expect(applied).toMatchObject({ appliedSequence: 4, finalSequence: 4, buffered: [] });
+
+      // 3. The saga waiting for a person: its review, confirmed, retries the refund, which now works.
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      const saga = page.locator(`#sagas [data-saga="${STUCK_ORDER}"]`);
+      await saga.getByRole('textbox').fill('refund service restored');
+      await saga.getByRole('button', { name: 'Retry', exact: true }).click();
+      await saga.getByRole('button', { name: 'Confirm retry' }).click();
+      await page
+        .locator('#status')
+        .getByText(/review "retry" passed/)
+        .waitFor();
+      const record = await eventually(
+        () => readSagaRecord(app.orders, STUCK_ORDER),
+        (found) => found?.status === 'compensated',
+      );
+      expect(record?.reviews).toEqual([
+        expect.objectContaining({ action: 'retry', note: 'refund service restored', by: expect.any(String) }),
+      ]);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.locator('#sagas').getByText('no saga waits for a person').waitFor();
+
+      expect([...keys]).toEqual(['local-key']);
+      expect(elsewhere).toEqual([]);
+      expect(errors).toEqual([]);
+    },
+    120_000,
+  );
+});

@@ -78,7 +78,7 @@ export interface ExportedTelemetry extends Telemetry {
  * counts (bicep/modules/alerts.bicep, bicep/workbooks/), each status of a saga (the overdue alert reads
  * the latest), the saga's start, its call for a person, and a wait for a role. Any other event (a
  * park's `MessageParked`, `Alert.DigestMismatch`: counted by the `messages.parked` metric, found by
- * `npm run ops -- parked list`) goes with its order's trace. tests/contract/telemetry-names.test.ts
+ * `npm run ops -- parked list`) is sampled with the trace it is written in. tests/contract/telemetry-names.test.ts
  * fails when an alert or a panel counts an event not listed here.
  */
 export const UNSAMPLED_EVENTS: ReadonlySet<string> = new Set([

@@ -96,7 +96,7 @@ describe('OrderSampler: an order is exported whole or not at all', () => {
 });
 
 describe('what the alerts count is never sampled away', () => {
-  it('exports warnings, events and failed spans of a dropped order, and nothing else of it', async () => {
+  it("exports warnings, the alerts' events and failed spans of a dropped order, and nothing else of it", async () => {
     const exporters = recordingExporters();
     const telemetry = openTelemetry(exporters, { serviceName: 'test', sampler: new OrderSampler(0) });
     for (const orderId of ORDERS) processOrder(telemetry, orderId, orderId === 'O-7');

@@ -93,6 +93,7 @@ describe('npm run ops -- --local URL: argument errors, one line and exit 2', () 
       /--local or --url, not both/,
     ],
     [['--local', 'http://127.0.0.1:1', 'send', 'file.ndjson'], /send works on Azure through the SDK only/],
+    [['--url', 'http://example.net', '--key', 'k', 'parked', 'list'], /--key is sent over https only/],
     [
       ['--local', 'http://127.0.0.1:1', 'parked', 'list', '--why', 'x'],
       /--why does not apply to parked list/,

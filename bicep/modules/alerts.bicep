@@ -427,7 +427,7 @@ resource functionFailures 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = 
     criteria: {
       allOf: [
         {
-          query: 'requests | where success == false | where tostring(customDimensions[\'messaging.operation.type\']) == \'process\' or toint(resultCode) >= 500 | extend functionName = tostring(customDimensions[\'faas.name\'])'
+          query: 'requests | where success == false | where name startswith \'process \' or toint(resultCode) >= 500 | extend functionName = tostring(customDimensions[\'faas.name\'])'
           timeAggregation: 'Count'
           dimensions: [
             {

@@ -10,6 +10,17 @@ import { orderTraceId } from '../../src/functions/order-trace';
 import type { Overview } from '../../src/services/operations/overview';
 import type { OrderInspection } from '../../src/services/operations/order-view';
 import { consoleScenario, GAP_ORDER, PLAIN_ORDER, STUCK_ORDER } from '../support/console-scenario';
+import { createEmbeddedOperations } from '../../local/store/message-operations';
+import { consoleHttp } from '../../src/functions/http/console-http';
+import type { Platform } from '../../src/functions/http/actor';
+import { overview } from '../../src/services/operations/overview';
+import type {
+  MessageOperations,
+  ParkedMessage,
+  QueueBacklog,
+} from '../../src/services/operations/message-operations-port';
+import { invokeHttp } from '../support/http';
+import { EASY_AUTH, KEYS_ONLY, signedIn } from '../support/principal';
 
 let app: EmbeddedApp;
 beforeAll(async () => {
@@ -143,5 +154,109 @@ describe('GET /api/ops/console', () => {
     // No external asset, and no markup built from data.
     expect(response.body).not.toMatch(/\b(src|href)=["']?(https?:)?\/\//);
     expect(response.body).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+  });
+});
+
+describe('who may read', () => {
+  const definitions = (platform: Platform) =>
+    consoleHttp(
+      () => ({ operations: createEmbeddedOperations(app.broker), orders: app.orders, now: Date.now }),
+      platform,
+    );
+
+  it('takes the function key where no identity provider is configured, no key where the platform signs in', () => {
+    expect(definitions(KEYS_ONLY).map((d) => `${d.name} ${d.authLevel}`)).toEqual([
+      'opsConsole function',
+      'opsOverview function',
+      'opsInspectOrder function',
+    ]);
+    expect(new Set(definitions(EASY_AUTH).map((d) => d.authLevel))).toEqual(new Set(['anonymous']));
+  });
+
+  it.each(['opsConsole', 'opsOverview', 'opsInspectOrder'])(
+    '%s behind App Service authentication: 401 with no principal, 403 without Operations.Read, else 200',
+    async (name) => {
+      const call = (headers?: Record<string, string>) =>
+        invokeHttp(definitions(EASY_AUTH), name, { params: { orderId: GAP_ORDER }, headers });
+      expect((await call()).status).toBe(401);
+      // A name alone is whatever the caller wrote.
+      expect((await call({ 'x-ms-client-principal-name': 'mallory' })).status).toBe(401);
+      expect((await call(signedIn('writer', ['Operations.Write']))).status).toBe(403);
+      expect((await call(signedIn('reader', ['Operations.Read']))).status).toBe(200);
+    },
+  );
+});
+
+describe('the overview’s bounds, on a broker that holds many', () => {
+  const at = Date.UTC(2026, 0, 1);
+  const parked = (index: number, reason: string): ParkedMessage => ({
+    kind: 'parked',
+    messageId: `m-${String(index).padStart(3, '0')}`,
+    sessionId: null,
+    body: { orderId: `O-${index % 3}`, sequence: index },
+    correlationId: null,
+    subject: reason,
+    applicationProperties: {},
+    sequenceNumber: String(index + 1),
+    enqueuedTimeUtc: at + index * 1000,
+    deliveryCount: 0,
+    park: {
+      reason,
+      description: '',
+      fromQueue: 'order-transactions',
+      fromSessionId: `O-${index % 3}`,
+      transactionId: null,
+    },
+  });
+  const many: MessageOperations = {
+    listParked: async () => ({
+      messages: [...Array.from({ length: 30 }, (_, i) => parked(29 - i, 'rejected')), parked(100, 'invalid')],
+      truncated: true,
+    }),
+    listDeadLettered: async () => ({ messages: [], truncated: false }),
+    backlog: async (queue): Promise<QueueBacklog> => ({
+      queue,
+      activeMessages: queue === 'order-transactions' ? 60 : 0,
+      deadLetteredMessages: 0,
+      oldestEnqueuedTimeUtc: queue === 'order-transactions' ? at : null,
+      sessions:
+        queue === 'order-transactions'
+          ? Array.from({ length: 60 }, (_, i) => ({
+              sessionId: `S-${i}`,
+              pending: 1,
+              oldestEnqueuedTimeUtc: at + i * 1000,
+            }))
+          : [],
+      truncated: queue === 'order-transactions',
+    }),
+    findParked: async () => undefined,
+    findDeadLettered: async () => undefined,
+    replayParked: async () => ({ delivered: false }),
+    replayDeadLettered: async () => ({ delivered: false }),
+    discardParked: async () => ({ discarded: false }),
+    discardDeadLettered: async () => ({ discarded: false }),
+    queueInfo: async () => ({ requiresSession: false, duplicateDetectionWindowMs: null }),
+  };
+
+  it('lists 20 message ids a reason, oldest first, 50 sessions a queue, ages from the given clock, and what stopped at a bound', async () => {
+    const view = await overview({ operations: many, orders: app.orders, now: () => at + 90_000 });
+    const rejected = view.parked.find((group) => group.reason === 'rejected');
+    expect(rejected).toMatchObject({
+      count: 30,
+      oldest: new Date(at).toISOString(),
+      newest: new Date(at + 29_000).toISOString(),
+      orderIds: ['O-0', 'O-1', 'O-2'],
+    });
+    expect(rejected?.messageIds).toEqual(
+      Array.from({ length: 20 }, (_, i) => `m-${String(i).padStart(3, '0')}`),
+    );
+    expect(view.parked.map((group) => group.reason)).toEqual(['rejected', 'invalid']);
+    const transactions = view.queues.find((queue) => queue.queue === 'order-transactions');
+    expect(transactions).toMatchObject({ oldestAgeSeconds: 90, sessionCount: 60, truncated: true });
+    expect(transactions?.sessions).toHaveLength(50);
+    expect(transactions?.sessions[1]).toEqual({ sessionId: 'S-1', pending: 1, oldestAgeSeconds: 89 });
+    expect(view.truncated).toEqual(['parked', 'order-transactions sessions']);
+    // The gap's missing entry is held nowhere this broker knows: since when is not recorded.
+    expect(view.gaps).toEqual([expect.objectContaining({ orderId: GAP_ORDER, since: null, heldAs: null })]);
   });
 });

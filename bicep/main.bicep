@@ -263,6 +263,9 @@ module appRoles 'modules/roles.bicep' = {
     appInsightsName: monitoring.outputs.appInsightsName
     cosmosAccountName: cosmos.outputs.name
     cosmosDatabaseName: cosmos.outputs.databaseName
+    cosmosContainerNames: cosmos.outputs.appContainerNames
+    cosmosJournalContainerName: cosmos.outputs.journalContainerName
+    cosmosJournalRoleDefinitionId: cosmos.outputs.journalAppenderRoleId
     grantQueueManageRight: grantQueueManageRight
   }
 }
@@ -281,6 +284,9 @@ module developerRoles 'modules/roles.bicep' = if (!empty(developerPrincipalId)) 
     appInsightsName: monitoring.outputs.appInsightsName
     cosmosAccountName: cosmos.outputs.name
     cosmosDatabaseName: cosmos.outputs.databaseName
+    cosmosContainerNames: cosmos.outputs.appContainerNames
+    cosmosJournalContainerName: cosmos.outputs.journalContainerName
+    cosmosJournalRoleDefinitionId: cosmos.outputs.journalAppenderRoleId
   }
 }
 

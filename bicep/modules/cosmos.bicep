@@ -198,8 +198,8 @@ resource downstreamContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases
 
 // The operators' journal (src/services/operations/operations-journal.ts): the audit of every operator
 // action and the archive of every discarded message, by `/partition`: one order's archive, one day's
-// audit. Kept for ever, as the orders are: TTL off. The app reaches it, as every container of the
-// database, through its data-plane role (modules/roles.bicep).
+// audit. Kept for ever, as the orders are: TTL off. The app may only add to it and read it
+// (journalAppenderRole below).
 resource operationsContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
   parent: database
   name: 'operations'
@@ -236,8 +236,41 @@ resource operationsContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases
   }
 }
 
+// The operators' journal is appended to and read, never rewritten: a data-plane role that creates,
+// reads and queries items and nothing else, assignable on the journal alone (modules/roles.bicep).
+// Microsoft Learn, "Use data plane role-based access control with Azure Cosmos DB for NoSQL".
+resource journalAppenderRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2024-11-15' = {
+  parent: account
+  name: guid(account.id, databaseName, 'operations-journal-appender')
+  properties: {
+    roleName: 'Operations journal appender (${databaseName})'
+    type: 'CustomRole'
+    assignableScopes: [
+      '${account.id}/dbs/${databaseName}/colls/${operationsContainer.name}'
+    ]
+    permissions: [
+      {
+        dataActions: [
+          'Microsoft.DocumentDB/databaseAccounts/readMetadata'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/create'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/read'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/executeQuery'
+        ]
+      }
+    ]
+  }
+}
+
 output id string = account.id
 output name string = account.name
 output endpoint string = account.properties.documentEndpoint
 output databaseName string = database.name
 output containerName string = ordersContainer.name
+@description('The containers the app reads and writes: every one but the operators\' journal.')
+output appContainerNames array = [
+  ordersContainer.name
+  inventoryContainer.name
+  downstreamContainer.name
+]
+output journalContainerName string = operationsContainer.name
+output journalAppenderRoleId string = journalAppenderRole.id

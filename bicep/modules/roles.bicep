@@ -19,6 +19,11 @@ param storageAccountName string
 param appInsightsName string
 param cosmosAccountName string
 param cosmosDatabaseName string
+@description('The Cosmos containers the principal reads and writes items of.')
+param cosmosContainerNames array
+@description('The operators\' journal, which the principal may only add to and read.')
+param cosmosJournalContainerName string
+param cosmosJournalRoleDefinitionId string
 
 @description('Grant the Manage right (Azure Service Bus Data Owner) on each queue: target-based scaling and the session backlog read queue counts (see below).')
 param grantQueueManageRight bool = true
@@ -228,14 +233,28 @@ resource publishTelemetry 'Microsoft.Authorization/roleAssignments@2022-04-01' =
   }
 }
 
-// --- Cosmos DB: read and write items of the app's database only (not other databases of the account).
+// --- Cosmos DB: read and write items of the app's containers only (not other containers or databases
+// of the account); the operators' journal only appended to and read, so no identity of the app can
+// rewrite or delete what operators did (src/services/operations/operations-journal.ts).
 
-resource cosmosData 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
+resource cosmosData 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = [
+  for container in cosmosContainerNames: {
+    parent: cosmos
+    name: guid(cosmos.id, cosmosDatabaseName, container, principalId, cosmosDataContributorRoleId)
+    properties: {
+      roleDefinitionId: '${cosmos.id}/sqlRoleDefinitions/${cosmosDataContributorRoleId}'
+      principalId: principalId
+      scope: '${cosmos.id}/dbs/${cosmosDatabaseName}/colls/${container}'
+    }
+  }
+]
+
+resource cosmosJournal 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = {
   parent: cosmos
-  name: guid(cosmos.id, cosmosDatabaseName, principalId, cosmosDataContributorRoleId)
+  name: guid(cosmos.id, cosmosDatabaseName, cosmosJournalContainerName, principalId, cosmosJournalRoleDefinitionId)
   properties: {
-    roleDefinitionId: '${cosmos.id}/sqlRoleDefinitions/${cosmosDataContributorRoleId}'
+    roleDefinitionId: cosmosJournalRoleDefinitionId
     principalId: principalId
-    scope: '${cosmos.id}/dbs/${cosmosDatabaseName}'
+    scope: '${cosmos.id}/dbs/${cosmosDatabaseName}/colls/${cosmosJournalContainerName}'
   }
 }

@@ -704,6 +704,41 @@ function checkOperatorAuthentication(files: readonly BicepFile[]): string[] {
   return problems;
 }
 
+/**
+ * (k) The app's identity reads and writes every container but the operators' journal (the
+ * Data Contributor, one assignment per container listed in `appContainerNames`), and may only add to
+ * and read the journal (a custom role with no replace or delete). No assignment covers a database.
+ */
+function checkCosmosRoleScopes(files: readonly BicepFile[], journal: string): string[] {
+  const containers = declared(files, 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers');
+  const cosmos = stripComments(
+    files.find((file) => file.path === join('bicep', 'modules', 'cosmos.bicep'))?.text ?? '',
+  );
+  const listed = /output\s+appContainerNames\s+array\s*=\s*\[([^\]]*)\]/.exec(cosmos)?.[1] ?? '';
+  const listedSymbols = [...listed.matchAll(/(\w+)\.name/g)].map((match) => match[1]);
+  const problems: string[] = [];
+  for (const container of containers) {
+    const name = literalProperty(container.body, 'name');
+    const isListed = listedSymbols.includes(container.symbol);
+    if (name === journal && isListed)
+      problems.push(`container ${name}: the journal is given the Data Contributor`);
+    if (name !== journal && !isListed)
+      problems.push(`container ${name}: not in appContainerNames, so the app has no role on it`);
+  }
+  const definitions = declared(files, 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions');
+  for (const definition of definitions) {
+    if (/items\/(replace|upsert|delete)|items\/\*|containers\/\*/.test(definition.body)) {
+      problems.push(`role ${definition.symbol} can rewrite or delete items`);
+    }
+  }
+  for (const assignment of declared(files, 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments')) {
+    if (!/\/colls\//.test(property(assignment.body, 'scope') ?? '')) {
+      problems.push(`role assignment ${assignment.symbol} is not scoped to a container`);
+    }
+  }
+  return problems;
+}
+
 describe('the Bicep agrees with the code', () => {
   it('finds the templates', () => {
     expect(TEMPLATES.map((file) => file.path)).toEqual(
@@ -774,6 +809,30 @@ describe('the Bicep agrees with the code', () => {
     );
     expect(checkOperatorAuthentication(always)).toEqual([
       'authsettingsV2 is not declared only when operatorsAppClientId is set',
+    ]);
+  });
+
+  it("(k) gives the app its containers and only adds to the operators' journal", () => {
+    expect(checkCosmosRoleScopes(TEMPLATES, OPERATIONS_CONTAINER)).toEqual([]);
+    const cosmos = 'modules/cosmos.bicep';
+    const unlisted = edit(TEMPLATES, cosmos, (text) => text.replace('  downstreamContainer.name\n', ''));
+    expect(checkCosmosRoleScopes(unlisted, OPERATIONS_CONTAINER)).toEqual([
+      'container downstream: not in appContainerNames, so the app has no role on it',
+    ]);
+    const rewrites = edit(TEMPLATES, cosmos, (text) =>
+      text.replace('containers/items/create', 'containers/items/*'),
+    );
+    expect(checkCosmosRoleScopes(rewrites, OPERATIONS_CONTAINER)).toEqual([
+      'role journalAppenderRole can rewrite or delete items',
+    ]);
+    const wholeDatabase = edit(TEMPLATES, 'modules/roles.bicep', (text) =>
+      text.replace(
+        "'${cosmos.id}/dbs/${cosmosDatabaseName}/colls/${container}'",
+        "'${cosmos.id}/dbs/${cosmosDatabaseName}'",
+      ),
+    );
+    expect(checkCosmosRoleScopes(wholeDatabase, OPERATIONS_CONTAINER)).toEqual([
+      'role assignment cosmosData is not scoped to a container',
     ]);
   });
 

@@ -108,7 +108,7 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
       // One document per sequence slot of an order (src/adapters/indexing-policy.ts, UNIQUE_KEYS):
       // a transaction record written without the header, and the gap document, are arbitrated by it
       // (docs/documents.md). A unique key is set only when a container is created (Microsoft Learn,
-      // "Unique key constraints in Azure Cosmos DB"): docs/deploy.md says how to upgrade.
+      // "Unique key constraints in Azure Cosmos DB"): docs/documents.md says how to upgrade.
       uniqueKeyPolicy: {
         uniqueKeys: [
           {

@@ -4,7 +4,12 @@
  * only there: an order whose header is still under its orderId would be taken for a new one. Run
  * with the app stopped, before this version processes anything.
  */
-import { ORDER_HEADER_ID, ORDER_KIND, type OrderDocument } from '../../src/services/order-documents';
+import {
+  HEADER_SLOT,
+  ORDER_HEADER_ID,
+  ORDER_KIND,
+  type OrderDocument,
+} from '../../src/services/order-documents';
 import type { Document, DocumentContainer } from '../../src/services/ports';
 
 export interface HeaderUpgrade {
@@ -26,7 +31,7 @@ function withoutStoreFields(document: OrderDocument): Document {
 
 /**
  * Each header not under `order` is moved in one transactional batch of its order's partition: the
- * copy created under `order`, the original deleted on the etag read. Both or neither: a header that
+ * original deleted on the etag read, the copy created under `order`. Both or neither: a header that
  * changed meanwhile (the app was not stopped), or an order that already has a header under `order`
  * (this version ran on the order before the upgrade), is left as it is and named. Running it again
  * moves what is left and changes nothing else.
@@ -39,15 +44,16 @@ export async function upgradeOrderHeaders(orders: DocumentContainer): Promise<He
       continue;
     }
     const { orderId } = document;
+    // The original goes first: in a container with the unique key /slot, the two would share one.
     const result = await orders.batch(orderId, [
-      { op: 'create', document: { ...withoutStoreFields(document), id: ORDER_HEADER_ID } },
       { op: 'delete', id: document.id, ifMatch: etag },
+      { op: 'create', document: { ...withoutStoreFields(document), id: ORDER_HEADER_ID, slot: HEADER_SLOT } },
     ]);
     if (result.ok) {
       upgrade.moved.push(orderId);
       continue;
     }
-    const [created, deleted] = result.results.map((operation) => operation.status);
+    const [deleted, created] = result.results.map((operation) => operation.status);
     upgrade.left.push({
       orderId,
       reason:

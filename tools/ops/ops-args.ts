@@ -62,13 +62,14 @@ export type OpsCommand =
   | { name: 'help'; topic?: 'send' }
   | { name: 'send'; file: string; json: boolean }
   | { name: 'headers upgrade'; json: boolean }
+  | { name: 'orders copy'; source: string; target: string; json: boolean }
   | HttpCommand;
 
 /** The commands only the app's HTTP API has: they need `--local URL` or `--url URL`. */
 const HTTP_ONLY = ['replay', 'replay-order', 'discard', 'archive', 'audit'] as const;
 export type HttpOnlyCommand = Extract<OpsCommand, { name: (typeof HTTP_ONLY)[number] }>;
 /** The commands that talk to Azure's services themselves and have no HTTP twin. */
-const SDK_ONLY = ['send', 'headers upgrade'] as const;
+const SDK_ONLY = ['send', 'headers upgrade', 'orders copy'] as const;
 
 export function isHttpOnly(command: OpsCommand): command is HttpOnlyCommand {
   return (HTTP_ONLY as readonly string[]).includes(command.name);
@@ -107,6 +108,9 @@ const OPS_COMMANDS = `usage: npm run ops -- [--local URL | --url URL --key KEY] 
   sessions <queue>                         active and dead-lettered counts, messages pending per session
   headers upgrade                          move order headers stored under their orderId to "order",
                                            with the app stopped (docs/documents.md, Upgrading)
+  orders copy <source> <target>            copy the orders container <source> into <target>, created
+                                           with the unique key /slot, the app stopped
+                                           (docs/documents.md, Upgrading to the unique slot)
 
 over the app's HTTP API only (--local URL, or --url URL --key KEY):
   replay (--parked | --dlq QUEUE) (--reason R | --from ISO --to ISO | --order ID) [--dry-run] [--force]
@@ -373,6 +377,17 @@ function commandOf(parsed: ParsedFlags): OpsCommand {
     case 'headers':
       if (action === 'upgrade') return expect(2, { name: 'headers upgrade', json });
       throw new UsageError(`headers takes upgrade, got ${JSON.stringify(action ?? '')}`);
+    case 'orders':
+      if (action === 'copy') {
+        const [source, target] = rest;
+        if (!source || !target || source === target) {
+          throw new UsageError(
+            'orders copy needs two different container names: orders copy <source> <target>',
+          );
+        }
+        return expect(4, { name: 'orders copy', source, target, json });
+      }
+      throw new UsageError(`orders takes copy, got ${JSON.stringify(action ?? '')}`);
     case 'send':
       if (action === undefined || action === '') throw new UsageError('send needs a file: send <file>');
       return expect(2, { name: 'send', file: action, json });

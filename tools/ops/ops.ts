@@ -15,7 +15,7 @@ import {
 import { createServiceBusSender } from '../../src/adapters/azure/service-bus-sender';
 import { readSettings, SETTING } from '../../src/adapters/settings';
 import { DEFAULT_MAX_MESSAGE_BYTES, parseMaxMessageBytes } from '../../src/services/message-size';
-import type { MessageSender } from '../../src/services/ports';
+import type { DocumentContainer, MessageSender } from '../../src/services/ports';
 import { ConfigurationError, errorMessage } from '../../src/domain/errors';
 import { detailOf } from '../../src/services/operations/held-messages';
 import type {
@@ -47,6 +47,7 @@ import {
 import { runHttpCommand, type Fetch } from './http-ops';
 import { checkLedgerFile, PartialSendError, sendLedgerFile, type SendReport } from './send';
 import { upgradeOrderHeaders, type HeaderUpgrade } from './header-upgrade';
+import { copyOrders } from './orders-copy';
 import { textTable } from '../cli/text-table';
 import { runMain } from '../cli/run-main';
 
@@ -59,6 +60,8 @@ type SdkCommand = Exclude<RunnableCommand, SendCommand | HttpOnlyCommand>;
 export interface OpsDeps extends Omit<ReplayDeps, 'operations'> {
   sender?: MessageSender;
   maxMessageBytes?: number;
+  /** Another container of the app's database, by name (`orders copy`). */
+  container?: (name: string) => DocumentContainer;
 }
 
 export interface OpsOutput {
@@ -192,7 +195,11 @@ async function executeSend(
   return 0;
 }
 
-async function execute(command: SdkCommand, deps: ReplayDeps, output: OpsOutput): Promise<number> {
+async function execute(
+  command: SdkCommand,
+  deps: ReplayDeps & Pick<OpsDeps, 'container'>,
+  output: OpsOutput,
+): Promise<number> {
   const { operations } = deps;
   switch (command.name) {
     case 'parked list': {
@@ -244,6 +251,22 @@ async function execute(command: SdkCommand, deps: ReplayDeps, output: OpsOutput)
       const upgrade = await upgradeOrderHeaders(deps.orders);
       output.out(command.json ? json(upgrade) : upgradeText(upgrade));
       return upgrade.left.length === 0 ? 0 : 1;
+    }
+    case 'orders copy': {
+      if (deps.container === undefined) {
+        output.err('orders copy needs the Cosmos DB account: set the app settings as for headers upgrade');
+        return 2;
+      }
+      const copy = await copyOrders(deps.container(command.source), deps.container(command.target));
+      output.out(
+        command.json
+          ? json(copy)
+          : [
+              `copied ${copy.orders} orders, ${copy.documents} documents (${copy.gaps} gap documents) from ${command.source} to ${command.target}`,
+              ...copy.left.map(({ orderId, id, reason }) => `left ${orderId}/${id}: ${reason}`),
+            ].join('\n'),
+      );
+      return copy.left.length === 0 ? 0 : 1;
     }
   }
 }
@@ -386,15 +409,16 @@ export async function main(
   const operations = createServiceBusOperations(connectServiceBus(settings.serviceBusNamespace, credential), {
     duplicateDetectionWindowMs: settings.duplicateDetectionWindowMs,
   });
-  const orders = createCosmosContainer(
-    createCosmosClient({ endpoint: settings.cosmosEndpoint, credential })
-      .database(settings.cosmosDatabase)
-      .container(ORDERS_CONTAINER),
-    ORDERS_PARTITION_KEY_PATH,
-    { queriedFields: queriedFieldsOf(ORDERS_CONTAINER) },
+  const database = createCosmosClient({ endpoint: settings.cosmosEndpoint, credential }).database(
+    settings.cosmosDatabase,
   );
+  const container = (name: string): DocumentContainer =>
+    createCosmosContainer(database.container(name), ORDERS_PARTITION_KEY_PATH, {
+      queriedFields: queriedFieldsOf(ORDERS_CONTAINER),
+    });
+  const orders = container(ORDERS_CONTAINER);
   try {
-    return await runOpsCommand(operations, { orders, now: Date.now }, argv, output);
+    return await runOpsCommand(operations, { orders, container, now: Date.now }, argv, output);
   } finally {
     await operations.close();
   }

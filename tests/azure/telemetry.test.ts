@@ -279,7 +279,7 @@ describe('messages.waitMs: how long each delivered message waited in its queue',
   });
 
   it('is recorded for every delivery of both queues of the embedded runtime', async () => {
-    const waits: Array<string | number | boolean | undefined> = [];
+    const waits: unknown[] = [];
     const app = createEmbeddedApp({
       log: () => undefined,
       catalog: { 'SKU-1': 10 },

@@ -13,7 +13,13 @@ import { serveApp, type Served } from '../../local/serve';
 import { readOrderState } from '../../src/services/order-documents';
 import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
 import type { EmbeddedApp } from '../../local/app';
-import { consoleScenario, GAP_ORDER, STUCK_ORDER, type ConsoleScenario } from '../support/console-scenario';
+import {
+  consoleScenario,
+  GAP_ORDER,
+  HOSTILE_ORDER,
+  STUCK_ORDER,
+  type ConsoleScenario,
+} from '../support/console-scenario';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [
@@ -149,6 +155,19 @@ describe('the operators’ console in a browser', () => {
       ]);
       await page.getByRole('button', { name: 'Refresh' }).click();
       await page.locator('#sagas').getByText('no saga waits for a person').waitFor();
+
+      // 4. An order id that is markup is shown as its text, in a list and in its view: no element of it.
+      const hostile = page.locator('#parked').getByRole('button', { name: HOSTILE_ORDER, exact: true });
+      await expect(hostile.textContent()).resolves.toBe(HOSTILE_ORDER);
+      await hostile.click();
+      await expect(page.locator(`[data-order-view]`).getAttribute('data-order-view')).resolves.toBe(
+        HOSTILE_ORDER,
+      );
+      await expect(page.locator('[data-order-view] h3').first().textContent()).resolves.toBe(
+        `Order ${HOSTILE_ORDER}`,
+      );
+      await expect(page.locator('img').count()).resolves.toBe(0);
+      await expect(page.title()).resolves.not.toBe('pwned');
 
       expect([...keys]).toEqual(['local-key']);
       expect(elsewhere).toEqual([]);

@@ -9,7 +9,13 @@ import type { EmbeddedHttpResponse } from '../../local/host/http-function';
 import { orderTraceId } from '../../src/functions/order-trace';
 import type { Overview } from '../../src/services/operations/overview';
 import type { OrderInspection } from '../../src/services/operations/order-view';
-import { consoleScenario, GAP_ORDER, PLAIN_ORDER, STUCK_ORDER } from '../support/console-scenario';
+import {
+  consoleScenario,
+  GAP_ORDER,
+  HOSTILE_ORDER,
+  PLAIN_ORDER,
+  STUCK_ORDER,
+} from '../support/console-scenario';
 import { createEmbeddedOperations } from '../../local/store/message-operations';
 import { consoleHttp } from '../../src/functions/http/console-http';
 import type { Platform } from '../../src/functions/http/actor';
@@ -44,7 +50,7 @@ describe('GET /api/ops/overview', () => {
     const transactions = overview.queues.find((queue) => queue.queue === 'order-transactions');
     expect(transactions).toMatchObject({ active: 0, deadLettered: 1, oldestAgeSeconds: null, sessions: [] });
     const parked = overview.queues.find((queue) => queue.queue === 'parked');
-    expect(parked?.active).toBe(1);
+    expect(parked?.active).toBe(2);
     expect(parked?.oldestAgeSeconds).toEqual(expect.any(Number));
   });
 
@@ -66,10 +72,10 @@ describe('GET /api/ops/overview', () => {
     expect(overview.parked).toEqual([
       expect.objectContaining({
         reason: 'invalid',
-        count: 1,
+        count: 2,
         // A park the ledger makes is named by what it parks (docs/messages.md).
-        messageIds: [expect.stringMatching(/^invalid:/)],
-        orderIds: [GAP_ORDER],
+        messageIds: [expect.stringMatching(/^invalid:/), expect.stringMatching(/^invalid:/)],
+        orderIds: [GAP_ORDER, HOSTILE_ORDER],
       }),
     ]);
     expect(overview.deadLettered).toEqual([

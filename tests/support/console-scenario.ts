@@ -6,6 +6,7 @@
  * - `O-STUCK`: no carrier takes 100 units, so the saga compensates, and its refund keeps failing
  *   (as in tests/e2e/saga.test.ts) until `fix()`: it needs a person's review.
  * - `O-OK`: a plain order, fulfilled.
+ * - HOSTILE_ORDER: an id that is markup, with an entry parked `invalid`, so the page lists it.
  */
 import type { InvocationContext } from '@azure/functions';
 import { TransientError } from '../../src/domain/errors';
@@ -18,6 +19,8 @@ import { quiet } from './e2e';
 export const GAP_ORDER = 'O-GAP';
 export const STUCK_ORDER = 'O-STUCK';
 export const PLAIN_ORDER = 'O-OK';
+/** Markup, quotes and an ampersand are all allowed in an order id (docs/messages.md): the page shows it as text. */
+export const HOSTILE_ORDER = `O-<img src=x onerror="document.title='pwned'">&amp;'`;
 /** The entry of GAP_ORDER the consumer fails on until the fix. */
 export const BROKEN_TRANSACTION = 'O-GAP-2';
 
@@ -71,6 +74,23 @@ export const CONSOLE_LEDGER: LedgerInput[] = [
     messageId: 'B-STUCK',
     sessionId: 'main',
     body: { batchId: 'B-STUCK', entries: entries(STUCK_ORDER, [['SKU-BIG', 100, 10]]) },
+  },
+  {
+    messageId: 'B-HOSTILE',
+    sessionId: 'main',
+    body: {
+      batchId: 'B-HOSTILE',
+      entries: [
+        ...entries(HOSTILE_ORDER, []),
+        {
+          transactionId: 'T-HOSTILE-2',
+          orderId: HOSTILE_ORDER,
+          sequence: 2,
+          type: 'TransactionAdded',
+          data: { sku: 'SKU-1', quantity: 0, unitPrice: 100 },
+        },
+      ],
+    },
   },
   {
     messageId: 'B-OK',

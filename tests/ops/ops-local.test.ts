@@ -13,7 +13,7 @@ import { readOrderState, type OrderDocument } from '../../src/services/order-doc
 import type { BatchOperation, BatchResult } from '../../src/services/ports';
 import { TransientError } from '../../src/domain/errors';
 import { main } from '../../tools/ops/ops';
-import { apiUrl, requestOf } from '../../tools/ops/http-ops';
+import { apiUrl, requestOf, runHttpCommand } from '../../tools/ops/http-ops';
 import { added, created, ledger, quiet } from '../support/e2e';
 import { fakeDateOnly, moveClockPastDuplicateWindow } from '../support/ops';
 
@@ -125,6 +125,45 @@ describe('the requests it makes', () => {
     expect(requestOf({ name: 'dlq show', queue: 'ledger', messageId: 'B-1#3' }).path).toBe(
       'ops/deadletter/ledger/B-1%233',
     );
+  });
+
+  it('shows ids as one line each: control characters escaped, never passed to the terminal', async () => {
+    const odd = 'B-1\n\u001b[31mred';
+    const answer = {
+      dryRun: true,
+      matched: 1,
+      truncated: false,
+      messages: [
+        {
+          messageId: odd,
+          orderId: 'O\r1',
+          sequence: 1,
+          reason: 'invalid',
+          enqueuedTime: 'now',
+          action: 'would-replay',
+        },
+      ],
+    };
+    const lines: string[] = [];
+    const code = await runHttpCommand(
+      {
+        name: 'replay',
+        source: { parked: true },
+        filter: { reason: 'invalid' },
+        dryRun: true,
+        force: false,
+        json: false,
+      },
+      { kind: 'http', url: new URL('http://127.0.0.1:9'), key: undefined, timeoutMs: 1000 },
+      false,
+      { out: (line) => lines.push(line), err: (line) => lines.push(line) },
+      () => Promise.resolve(new Response(JSON.stringify(answer), { status: 200 })),
+    );
+    expect(code).toBe(0);
+    expect(lines.join('\n').split('\n')).toEqual([
+      'would-replay B-1\\u000a\\u001b[31mred order O\\u000d1 sequence 1 (invalid, held since now)',
+      'dry run: matched 1; 1 would-replay',
+    ]);
   });
 
   it('takes the app root or its /api/ alike', () => {

@@ -4,7 +4,7 @@
  * by `npm start -- --serve`, or a deployed one. Each id goes into its path segment through
  * encodeURIComponent, so no id can change the route or merge with another.
  */
-import { textTable } from '../cli/text-table';
+import { safeCell, textTable } from '../cli/text-table';
 import type { HttpCommand, HttpTarget } from './ops-args';
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -147,13 +147,21 @@ function field(value: unknown, name: string): unknown {
     : undefined;
 }
 
+/**
+ * A value of the answer as one line can show it: ids come from producers, so control and invisible
+ * characters are escaped (a line a message stays one line, and no escape sequence reaches the terminal).
+ */
 const text = (value: unknown, fallback = '-'): string =>
+  safeCell(cell(value, fallback), Number.POSITIVE_INFINITY);
+
+/** A value as a table cell, as it came: textTable makes each cell safe itself. */
+const cell = (value: unknown, fallback = '-'): string =>
   value === undefined || value === null ? fallback : String(value);
 
 /** The problem an error answer names, on one line, with the request it answered. */
 function problemOf(request: ApiRequest, answer: ApiAnswer): string {
   const error = field(answer.body, 'error');
-  const said = typeof error === 'string' ? error.replace(/\s+/g, ' ') : 'no error given';
+  const said = typeof error === 'string' ? text(error) : 'no error given';
   return `HTTP ${answer.status} on ${request.method} /api/${request.path}: ${said}`;
 }
 
@@ -175,11 +183,11 @@ function parkedTable(body: unknown): string {
       ...messages.map((message) => {
         const park = field(message, 'park');
         return [
-          text(field(message, 'messageId')),
-          text(field(park, 'fromQueue'), '?'),
-          text(field(park, 'fromSessionId')),
-          text(field(park, 'reason')),
-          text(field(message, 'enqueuedTimeUtc')),
+          cell(field(message, 'messageId')),
+          cell(field(park, 'fromQueue'), '?'),
+          cell(field(park, 'fromSessionId')),
+          cell(field(park, 'reason')),
+          cell(field(message, 'enqueuedTimeUtc')),
         ];
       }),
     ]),
@@ -195,11 +203,11 @@ function deadLetterTable(queue: string, body: unknown): string {
     textTable([
       ['messageId', 'session', 'deliveries', 'enqueued at', 'reason'],
       ...messages.map((message) => [
-        text(field(message, 'messageId')),
-        text(field(message, 'sessionId')),
-        text(field(message, 'deliveryCount')),
-        text(field(message, 'enqueuedTimeUtc')),
-        text(field(message, 'deadLetterReason')),
+        cell(field(message, 'messageId')),
+        cell(field(message, 'sessionId')),
+        cell(field(message, 'deliveryCount')),
+        cell(field(message, 'enqueuedTimeUtc')),
+        cell(field(message, 'deadLetterReason')),
       ]),
     ]),
     `${messages.length} dead-lettered in ${queue}`,
@@ -218,7 +226,7 @@ function backlogText(body: unknown): string {
     '',
     textTable([
       ['session', 'pending'],
-      ...sessions.map((session) => [text(field(session, 'sessionId')), text(field(session, 'pending'))]),
+      ...sessions.map((session) => [cell(field(session, 'sessionId')), cell(field(session, 'pending'))]),
     ]),
     ...truncationNote(body),
   ].join('\n');
@@ -236,7 +244,7 @@ function recoveryText(body: unknown): string {
       `${action} ${text(field(message, 'messageId'))}` +
       ` order ${text(field(message, 'orderId'))} sequence ${text(field(message, 'sequence'))}` +
       ` (${text(field(message, 'reason'))}, held since ${text(field(message, 'enqueuedTime'))})` +
-      (typeof detail === 'string' && detail !== '' ? `: ${detail}` : '')
+      (typeof detail === 'string' && detail !== '' ? `: ${text(detail)}` : '')
     );
   });
   const tally = [...counts].map(([action, count]) => `${count} ${action}`).join(', ');
@@ -315,7 +323,7 @@ export async function runHttpCommand(
   const refusal = field(answer.body, 'refusal');
   if (answer.status === 409 && typeof refusal === 'string') {
     if (asJson) output.out(json(answer.body));
-    output.err(`refused (${refusal}): ${text(field(answer.body, 'error'))}`);
+    output.err(`refused (${text(refusal)}): ${text(field(answer.body, 'error'))}`);
     return 1;
   }
   if (answer.status === 401 || answer.status === 403) {

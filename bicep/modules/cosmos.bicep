@@ -243,7 +243,7 @@ resource journalAppenderRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefin
   parent: account
   name: guid(account.id, databaseName, 'operations-journal-appender')
   properties: {
-    roleName: 'Operations journal appender (${databaseName})'
+    roleName: 'Operations journal appender'
     type: 'CustomRole'
     assignableScopes: [
       '${account.id}/dbs/${databaseName}/colls/${operationsContainer.name}'

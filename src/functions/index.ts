@@ -6,6 +6,7 @@ import { app, type LogLevel } from '@azure/functions';
 import { DefaultAzureCredential } from '@azure/identity';
 import { readSettings } from '../adapters/settings';
 import { createCosmosClient, createCosmosContainer } from '../adapters/azure/cosmos-store';
+import { COSMOS_JOURNAL_APPENDER_ROLE } from '../adapters/azure/cosmos-failures';
 import {
   createBuiltInDownstream,
   DOWNSTREAM_CONTAINER,
@@ -82,6 +83,7 @@ const journal = createOperationsJournal(
   createCosmosContainer(database.container(OPERATIONS_CONTAINER), OPERATIONS_PARTITION_KEY_PATH, {
     queriedFields: queriedFieldsOf(OPERATIONS_CONTAINER),
     telemetry,
+    role: COSMOS_JOURNAL_APPENDER_ROLE,
   }),
 );
 // Whether App Service authentication is on, as the platform tells the process (./http/actor.ts).

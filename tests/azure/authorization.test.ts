@@ -9,7 +9,11 @@ import { ErrorResponse, type Container } from '@azure/cosmos';
 import { ServiceBusError, type ServiceBusErrorCode, type ServiceBusSender } from '@azure/service-bus';
 import { AuthorizationPendingError, PermanentError, TransientError } from '../../src/domain/errors';
 import { createCosmosContainer } from '../../src/adapters/azure/cosmos-store';
-import { COSMOS_DATA_CONTRIBUTOR_ROLE, storeFailure } from '../../src/adapters/azure/cosmos-failures';
+import {
+  COSMOS_DATA_CONTRIBUTOR_ROLE,
+  COSMOS_JOURNAL_APPENDER_ROLE,
+  storeFailure,
+} from '../../src/adapters/azure/cosmos-failures';
 import {
   classify,
   createServiceBusSender,
@@ -138,6 +142,18 @@ describe('Cosmos DB: 401 and 403 are a role not in effect yet', () => {
       }
     },
   );
+
+  it("names the journal's own role on the operators' journal", async () => {
+    const journal = createCosmosContainer(
+      { ...failing(status(403, 5301)), id: 'operations' } as unknown as Container,
+      '/partition',
+      { role: COSMOS_JOURNAL_APPENDER_ROLE },
+    );
+    await expect(journal.create({ id: 'a', partition: 'audit:x' })).rejects.toMatchObject({
+      role: COSMOS_JOURNAL_APPENDER_ROLE,
+      resource: 'container operations of database orderpipeline',
+    });
+  });
 
   it('the statusCode field, as REST errors carry it, counts too', () => {
     const refusal = Object.assign(new Error('Forbidden'), { statusCode: 403 });

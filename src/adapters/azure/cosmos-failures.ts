@@ -9,10 +9,16 @@ import type { AppError } from '../../domain/errors';
 import { ownValue } from '../../domain/own-properties';
 
 /**
- * The role the app's identity needs on its database (bicep/modules/roles.bicep; role definition
- * 00000000-0000-0000-0000-000000000002).
+ * The role the app's identity needs on each container it writes (bicep/modules/roles.bicep; role
+ * definition 00000000-0000-0000-0000-000000000002).
  */
 export const COSMOS_DATA_CONTRIBUTOR_ROLE = 'Cosmos DB Built-in Data Contributor';
+
+/**
+ * The role the app's identity holds on the operators' journal instead: create, read and query only
+ * (`journalAppenderRole` in bicep/modules/cosmos.bicep).
+ */
+export const COSMOS_JOURNAL_APPENDER_ROLE = 'Operations journal appender';
 
 /** The role a call needs and where, so that a refusal can name them. */
 export interface CosmosRoleNeeded {
@@ -20,9 +26,13 @@ export interface CosmosRoleNeeded {
   resource: string;
 }
 
-/** What a container's calls need: the data contributor role on its database. */
-export function contributorRoleOn(database: string, container: string): CosmosRoleNeeded {
-  return { role: COSMOS_DATA_CONTRIBUTOR_ROLE, resource: `container ${container} of database ${database}` };
+/** What a container's calls need: its data-plane role (the data contributor unless told) on it. */
+export function contributorRoleOn(
+  database: string,
+  container: string,
+  role: string = COSMOS_DATA_CONTRIBUTOR_ROLE,
+): CosmosRoleNeeded {
+  return { role, resource: `container ${container} of database ${database}` };
 }
 
 // Statuses Cosmos documents as "retry later". The SDK has already retried 429, 449 and some 503s by

@@ -240,6 +240,8 @@ export interface CosmosContainerOptions {
   callBoundMs?: number;
   /** Where each call's request charge goes (`STORE_REQUEST_CHARGE`); nowhere unless given. */
   telemetry?: Pick<Telemetry, 'metric'>;
+  /** The data-plane role the identity holds here, named when a call is refused; the data contributor unless given. */
+  role?: string;
 }
 
 /** The container's database, for naming where a missing role belongs. */
@@ -255,7 +257,7 @@ export function createCosmosContainer(
   const keyField = partitionKeyField(partitionKeyPath);
   const { telemetry } = containerOptions;
   const policy: CallPolicy = {
-    needs: () => contributorRoleOn(databaseOf(container), container.id),
+    needs: () => contributorRoleOn(databaseOf(container), container.id, containerOptions.role),
     callBoundMs: containerOptions.callBoundMs ?? CALL_BOUND_MS,
     charged(action, outcome) {
       const charge = requestChargeOf(outcome);

@@ -17,6 +17,7 @@ import {
   consoleScenario,
   GAP_ORDER,
   HOSTILE_ORDER,
+  SLASHED_ORDER,
   STUCK_ORDER,
   type ConsoleScenario,
 } from '../support/console-scenario';
@@ -168,6 +169,9 @@ describe('the operators’ console in a browser', () => {
       );
       await expect(page.locator('img').count()).resolves.toBe(0);
       await expect(page.title()).resolves.not.toBe('pwned');
+      // An id no order can have is listed but not offered to open: its URL would name another id.
+      await expect(page.locator('#parked [data-not-an-order]').textContent()).resolves.toBe(SLASHED_ORDER);
+      await expect(page.locator('#parked button', { hasText: SLASHED_ORDER }).count()).resolves.toBe(0);
 
       expect([...keys]).toEqual(['local-key']);
       expect(elsewhere).toEqual([]);

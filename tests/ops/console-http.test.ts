@@ -14,6 +14,7 @@ import {
   GAP_ORDER,
   HOSTILE_ORDER,
   PLAIN_ORDER,
+  SLASHED_ORDER,
   STUCK_ORDER,
 } from '../support/console-scenario';
 import { createEmbeddedOperations } from '../../local/store/message-operations';
@@ -50,7 +51,7 @@ describe('GET /api/ops/overview', () => {
     const transactions = overview.queues.find((queue) => queue.queue === 'order-transactions');
     expect(transactions).toMatchObject({ active: 0, deadLettered: 1, oldestAgeSeconds: null, sessions: [] });
     const parked = overview.queues.find((queue) => queue.queue === 'parked');
-    expect(parked?.active).toBe(2);
+    expect(parked?.active).toBe(3);
     expect(parked?.oldestAgeSeconds).toEqual(expect.any(Number));
   });
 
@@ -72,10 +73,10 @@ describe('GET /api/ops/overview', () => {
     expect(overview.parked).toEqual([
       expect.objectContaining({
         reason: 'invalid',
-        count: 2,
+        count: 3,
         // A park the ledger makes is named by what it parks (docs/messages.md).
-        messageIds: [expect.stringMatching(/^invalid:/), expect.stringMatching(/^invalid:/)],
-        orderIds: [GAP_ORDER, HOSTILE_ORDER],
+        messageIds: Array.from({ length: 3 }, () => expect.stringMatching(/^invalid:/)),
+        orderIds: [GAP_ORDER, HOSTILE_ORDER, SLASHED_ORDER],
       }),
     ]);
     expect(overview.deadLettered).toEqual([

@@ -6,7 +6,8 @@
  * - `O-STUCK`: no carrier takes 100 units, so the saga compensates, and its refund keeps failing
  *   (as in tests/e2e/saga.test.ts) until `fix()`: it needs a person's review.
  * - `O-OK`: a plain order, fulfilled.
- * - HOSTILE_ORDER: an id that is markup, with an entry parked `invalid`, so the page lists it.
+ * - HOSTILE_ORDER: an id that is markup, with an entry parked `invalid`, so the page lists it; and an
+ *   entry of SLASHED_ORDER, an id no order can have, parked `invalid` too.
  */
 import type { InvocationContext } from '@azure/functions';
 import { TransientError } from '../../src/domain/errors';
@@ -20,6 +21,8 @@ export const GAP_ORDER = 'O-GAP';
 export const STUCK_ORDER = 'O-STUCK';
 export const PLAIN_ORDER = 'O-OK';
 /** Markup, quotes and an ampersand are all allowed in an order id (docs/messages.md): the page shows it as text. */
+/** An order id with a character no order id may hold. */
+export const SLASHED_ORDER = 'O/BAD';
 export const HOSTILE_ORDER = `O-<img src=x onerror="document.title='pwned'">&amp;'`;
 /** The entry of GAP_ORDER the consumer fails on until the fix. */
 export const BROKEN_TRANSACTION = 'O-GAP-2';
@@ -88,6 +91,14 @@ export const CONSOLE_LEDGER: LedgerInput[] = [
           sequence: 2,
           type: 'TransactionAdded',
           data: { sku: 'SKU-1', quantity: 0, unitPrice: 100 },
+        },
+        // No order can have this id (docs/messages.md): parked `invalid`, listed, but no order to open.
+        {
+          transactionId: 'T-SLASH-1',
+          orderId: SLASHED_ORDER,
+          sequence: 1,
+          type: 'OrderCreated',
+          data: { customerId: 'C-1', currency: 'EUR' },
         },
       ],
     },

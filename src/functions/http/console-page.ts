@@ -95,7 +95,13 @@ const SCRIPT = `(() => {
 
   const none = (text) => el('p', { class: 'muted' }, text);
 
+  // An id holding one of these is no order's (docs/messages.md): it has no URL the host would hand
+  // back whole (%2F stays %2F), so it is shown, not opened.
+  const NOT_IN_AN_ORDER_ID = /[\\\\/?#]/;
+
   function orderButton(orderId) {
+    if (NOT_IN_AN_ORDER_ID.test(orderId))
+      return el('code', { title: 'no order can have this id', 'data-not-an-order': orderId }, orderId);
     return el('button', { type: 'button', class: 'id', 'data-open-order': orderId, onclick: () => openOrder(orderId) }, orderId);
   }
 

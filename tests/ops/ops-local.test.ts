@@ -166,6 +166,60 @@ describe('the requests it makes', () => {
     ]);
   });
 
+  it('--url with --key sends the key as x-functions-key; --local sends none; --json prints the answer as it came', async () => {
+    const seen: Array<{ url: string; key: string | null; body: unknown }> = [];
+    const answer = { dryRun: false, matched: 0, truncated: false, messages: [] };
+    const stub = (url: string, init: RequestInit): Promise<Response> => {
+      const headers = new Headers(init.headers);
+      seen.push({ url, key: headers.get('x-functions-key'), body: JSON.parse(String(init.body)) as unknown });
+      return Promise.resolve(new Response(JSON.stringify(answer), { status: 200 }));
+    };
+    const output = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line) };
+    const lines: string[] = [];
+    const remote = [
+      '--url',
+      'https://app.example.net',
+      '--key',
+      's3cret',
+      'replay',
+      '--dlq',
+      'ledger',
+      '--order',
+      'O/1',
+    ];
+    expect(await main([...remote, '--json'], {}, output, undefined, stub)).toBe(0);
+    expect(
+      await main(['--local', 'http://127.0.0.1:7071', 'replay-order', 'O/1'], {}, output, undefined, stub),
+    ).toBe(0);
+    expect(seen).toEqual([
+      {
+        url: 'https://app.example.net/api/ops/replay',
+        key: 's3cret',
+        body: { source: 'deadletter', queue: 'ledger', orderId: 'O/1', dryRun: false, force: false },
+      },
+      { url: 'http://127.0.0.1:7071/api/ops/orders/O%2F1/replay', key: null, body: { dryRun: false } },
+    ]);
+    expect(JSON.parse(lines[0])).toEqual(answer);
+    expect(lines[1]).toBe('matched 0');
+  });
+
+  it('an answer 401 says the command needs a key', async () => {
+    const lines: string[] = [];
+    const output = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line) };
+    const unauthorized = (): Promise<Response> => Promise.resolve(new Response('', { status: 401 }));
+    const code = await main(
+      ['--url', 'https://app.example.net', 'parked', 'list'],
+      {},
+      output,
+      undefined,
+      unauthorized,
+    );
+    expect({ code, lines }).toEqual({
+      code: 2,
+      lines: ['HTTP 401 on GET /api/ops/parked: no error given (parked list needs a key: --key KEY)'],
+    });
+  });
+
   it('takes the app root or its /api/ alike', () => {
     for (const base of ['http://127.0.0.1:7071', 'http://127.0.0.1:7071/', 'http://127.0.0.1:7071/api/']) {
       expect(apiUrl(new URL(base), 'ops/parked')).toBe('http://127.0.0.1:7071/api/ops/parked');

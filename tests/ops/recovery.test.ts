@@ -7,6 +7,7 @@
 import type { HttpResponseInit } from '@azure/functions';
 import { operationsHttp } from '../../src/functions/http/operations-http';
 import { readOrderState } from '../../src/services/order-documents';
+import { parkedMessage } from '../../src/services/convoy/parking';
 import type { Entry } from '../../src/domain/entry';
 import { added, created, entryMessageFor, messageIdOf } from '../support/e2e';
 import { invokeHttp } from '../support/http';
@@ -291,6 +292,81 @@ describe('discard', () => {
     expect(discarded).toHaveLength(3);
     expect(world.app.broker.deadLetters('order-transactions')).toHaveLength(0);
     await expect(world.deps.journal.archived('O-R')).resolves.toHaveLength(3);
+  });
+});
+
+describe('parked messages', () => {
+  /** Entries parked from order-transactions, `rejected`, as the consumer parks them. */
+  async function parked(entries: readonly Entry[]): Promise<OpsWorld> {
+    const world = opsWorld();
+    await parkIn(world, entries);
+    return world;
+  }
+
+  async function parkIn(world: OpsWorld, entries: readonly Entry[]): Promise<void> {
+    await world.app.broker.send(
+      'parked',
+      entries.map((entry) =>
+        parkedMessage({
+          fromQueue: 'order-transactions',
+          messageId: messageIdOf(entry),
+          sessionId: entry.orderId,
+          body: entry,
+          transactionId: entry.transactionId,
+          applicationProperties: { transactionId: entry.transactionId, sequence: entry.sequence },
+          reason: 'rejected',
+          description: 'for a test',
+        }),
+      ),
+    );
+  }
+
+  it('discards by reason into the archive, the parked copy kept whole with where it was held', async () => {
+    const entry = added('O-P', 'T-P2', 2);
+    const world = await parked([entry]);
+    const answer = await post(world, 'opsDiscard', {
+      source: 'parked',
+      reason: 'rejected',
+      why: 'order withdrawn',
+    });
+    expect(answer.jsonBody).toMatchObject({
+      matched: 1,
+      messages: [
+        { messageId: messageIdOf(entry), heldIn: 'parked', orderId: 'O-P', sequence: 2, action: 'discarded' },
+      ],
+    });
+    expect(world.app.broker.peek('parked')).toHaveLength(0);
+    await expect(world.deps.journal.archived('O-P')).resolves.toEqual([
+      expect.objectContaining({
+        id: expect.stringMatching(/^parked:\d+$/),
+        heldIn: 'parked',
+        why: 'order withdrawn',
+        message: expect.objectContaining({
+          body: entry,
+          park: expect.objectContaining({ reason: 'rejected' }),
+        }),
+      }),
+    ]);
+  });
+
+  it('replays an order whose first entry was dead-lettered and whose second was parked, in sequence order', async () => {
+    const world = await deadLettered([created('O-M', 'T-M1')]);
+    await parkIn(world, [added('O-M', 'T-M2', 2)]);
+    const answer = await post(world, 'opsOrderReplay', {}, { params: { orderId: 'O-M' } });
+    expect(answer.jsonBody).toMatchObject({
+      matched: 2,
+      messages: [
+        { sequence: 1, heldIn: 'order-transactions', action: 'replayed' },
+        { sequence: 2, heldIn: 'parked', action: 'replayed' },
+      ],
+    });
+    expect(sequencesIn(world)).toEqual([1, 2]);
+    world.app.host.start();
+    await world.app.drain();
+    await expect(readOrderState(world.app.orders, 'O-M')).resolves.toMatchObject({
+      appliedSequence: 2,
+      buffered: [],
+    });
   });
 });
 

@@ -5,13 +5,12 @@
  * delivered again (`duplicate`) or its transactionId reused with other content (`digestMismatch`).
  */
 import type { BatchOperation, BatchResult, Document, DocumentContainer } from '../src/services/ports';
+import { TRANSACTION_KIND } from '../src/services/order-documents';
 
 export interface RecordConflicts {
   duplicate: number;
   digestMismatch: number;
 }
-
-const TRANSACTION_KIND = 'transaction';
 
 function digestOf(document: Document | undefined): unknown {
   return document !== undefined && Object.hasOwn(document, 'digest') ? document.digest : undefined;
@@ -30,6 +29,7 @@ export function withRecordConflicts(
   container: DocumentContainer,
 ): DocumentContainer & { conflicts: () => RecordConflicts } {
   const counts: RecordConflicts = { duplicate: 0, digestMismatch: 0 };
+  const partitionField = container.partitionKeyPath.slice(1);
   const count = async (partitionKey: string, refused: Document): Promise<void> => {
     const stored = await container.read(partitionKey, refused.id);
     if (stored === undefined) return;
@@ -39,7 +39,13 @@ export function withRecordConflicts(
   return {
     name: container.name,
     partitionKeyPath: container.partitionKeyPath,
-    create: (document) => container.create(document),
+    async create(document) {
+      const result = await container.create(document);
+      if (result.status === 409 && document.kind === TRANSACTION_KIND) {
+        await count(String(document[partitionField]), document);
+      }
+      return result;
+    },
     read: (partitionKey, id) => container.read(partitionKey, id),
     replace: (document, options) => container.replace(document, options),
     upsert: (document, options) => container.upsert(document, options),

@@ -15,8 +15,8 @@ describe('queries keep to the indexed fields', () => {
   const queried = queriedFieldsOf(ORDERS_CONTAINER);
 
   it('lists every container of the app, and refuses a name it does not know', () => {
-    expect([...QUERIED_FIELDS.keys()].sort()).toEqual(['downstream', 'inventory', 'orders']);
-    expect(queried).toEqual(['kind']);
+    expect([...QUERIED_FIELDS.keys()].sort()).toEqual(['downstream', 'inventory', 'operations', 'orders']);
+    expect(queried).toEqual(['kind', 'slot']);
     expect(() => queriedFieldsOf('order')).toThrow(PermanentError);
   });
 

@@ -295,6 +295,27 @@ describe('discard', () => {
   });
 });
 
+describe('a replay and a discard at once', () => {
+  it('move each message one way only: replayed or archived and removed, never both', async () => {
+    const world = await deadLettered(order);
+    const [replayed, discarded] = await Promise.all([
+      post(world, 'opsBulkReplay', { source: 'deadletter', orderId: 'O-R' }),
+      post(world, 'opsDiscard', { source: 'deadletter', orderId: 'O-R', why: 'race' }),
+    ]);
+    const actions = (answer: HttpResponseInit, action: string): string[] =>
+      (answer.jsonBody as { messages: Array<{ messageId: string; action: string }> }).messages
+        .filter((m) => m.action === action)
+        .map((m) => m.messageId);
+    const sent = actions(replayed, 'replayed');
+    const archived = actions(discarded, 'discarded');
+    expect([...sent, ...archived].sort()).toEqual(order.map(messageIdOf).sort());
+    expect(sent.filter((id) => archived.includes(id))).toEqual([]);
+    expect(world.app.broker.deadLetters('order-transactions')).toHaveLength(0);
+    expect(world.app.broker.peek('order-transactions')).toHaveLength(sent.length);
+    await expect(world.deps.journal.archived('O-R')).resolves.toHaveLength(archived.length);
+  });
+});
+
 describe('parked messages', () => {
   /** Entries parked from order-transactions, `rejected`, as the consumer parks them. */
   async function parked(entries: readonly Entry[]): Promise<OpsWorld> {

@@ -33,7 +33,10 @@ export interface ServeOptions {
 export interface Served {
   /** `http://127.0.0.1:<port>`, without a trailing slash. */
   url: string;
-  /** Stops accepting, ends idle keep-alive connections, and resolves once the server is closed. */
+  /**
+   * Stops accepting, ends idle keep-alive connections, and resolves once the server is closed; a
+   * second call waits for the same close.
+   */
   close(): Promise<void>;
 }
 
@@ -128,13 +131,14 @@ export function serveApp(app: HttpApp, options: ServeOptions = {}): Promise<Serv
     server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
+      let closing: Promise<void> | undefined;
       resolve({
         url: `http://127.0.0.1:${port}`,
         close: () =>
-          new Promise<void>((closed, failed) => {
+          (closing ??= new Promise<void>((closed, failed) => {
             server.close((error) => (error === undefined ? closed() : failed(error)));
             server.closeIdleConnections();
-          }),
+          })),
       });
     });
   });

@@ -11,7 +11,7 @@ import { readInputFile, surveyInputFile, type InputSurvey } from './input-file';
 import { createEmbeddedApp, type EmbeddedApp, type EmbeddedAppOptions } from '../app';
 import { snapshotOf, startProgress } from './progress';
 import { summary } from './summary';
-import { createTimelineRecorder } from '../timeline';
+import { createTimelineRecorder, type TimelineRecorder } from '../timeline';
 import { buildRunPicture, loadOf } from './run-picture';
 import { renderHtml } from './html-report';
 import { runMain } from '../../tools/cli/run-main';
@@ -20,7 +20,7 @@ import { backlogOf, waitForRoom } from './pacing';
 import { traceFileProcessor } from '../trace-file';
 import { startMeasuredTelemetry, type MeasuredTelemetry } from '../telemetry-bytes';
 import { parseFaults, type FaultSpec } from '../faults';
-import { CONSOLE_PATH, serveApp } from '../serve';
+import { CONSOLE_PATH, serveApp, type Served } from '../serve';
 
 /** The package root, found from here whether this runs compiled (dist/local/cli) or from source. */
 function packageRoot(): string {
@@ -158,6 +158,35 @@ async function run(options: CliOptions, input: Input, measured: MeasuredTelemetr
     ...(timeline === undefined ? {} : { instrument: { telemetry: timeline.wrap } }),
     log: () => undefined,
   });
+  // --serve listens before the run: a port it cannot have is one line and exit 2 before anything is
+  // sent. It answers during the run too; its URL is printed once the run is over.
+  let served: Served | undefined;
+  if (options.serve) {
+    try {
+      served = await serveApp(app, { port: options.port });
+    } catch (error) {
+      process.stderr.write(
+        `npm start: --serve cannot listen on 127.0.0.1:${options.port}: ${errorMessage(error)}\n`,
+      );
+      await app.stop();
+      return 2;
+    }
+  }
+  try {
+    return await runOn(app, served, options, input, timeline, started);
+  } finally {
+    await served?.close();
+  }
+}
+
+async function runOn(
+  app: EmbeddedApp,
+  served: Served | undefined,
+  options: CliOptions,
+  input: Input,
+  timeline: TimelineRecorder | undefined,
+  started: number,
+): Promise<number> {
   const watching = timeline?.watch(() => loadOf(app));
   const totalEntries = input.survey.entries;
   const progress = startProgress(() => snapshotOf(app), {
@@ -187,7 +216,7 @@ async function run(options: CliOptions, input: Input, measured: MeasuredTelemetr
   const report = await app.report();
   const picture =
     timeline === undefined ? undefined : await buildRunPicture(app, report, timeline, input.path);
-  if (!options.serve) await app.stop();
+  if (served === undefined) await app.stop();
 
   // The JSON report first: a page that cannot be written must not cost the report. A path that
   // fails only when written (a full device, /proc) is one line naming it, and the exit is 1.
@@ -220,9 +249,9 @@ async function run(options: CliOptions, input: Input, measured: MeasuredTelemetr
     process.stdout.write(`${text}\n`);
   }
   for (const line of unwritten) process.stderr.write(`${line}\n`);
-  if (options.serve) {
+  if (served !== undefined) {
     try {
-      await serveUntilStopped(app, options.port);
+      await serveUntilStopped(served);
     } finally {
       await app.stop();
     }
@@ -234,18 +263,10 @@ async function run(options: CliOptions, input: Input, measured: MeasuredTelemetr
 let serving = false;
 
 /**
- * `--serve`: the app stays up (its pumps, sagas and timers keep running, so a replay is processed),
- * its HTTP functions on 127.0.0.1, until SIGINT or SIGTERM; then the server closes.
+ * `--serve`, once the run is over: the app stays up (its pumps, sagas and timers keep running, so a
+ * replay is processed) until SIGINT or SIGTERM; then the server closes.
  */
-async function serveUntilStopped(app: EmbeddedApp, port: number): Promise<void> {
-  let served;
-  try {
-    served = await serveApp(app, { port });
-  } catch (error) {
-    throw new Error(`--serve could not listen on 127.0.0.1:${port}: ${errorMessage(error)}`, {
-      cause: error,
-    });
-  }
+async function serveUntilStopped(served: Served): Promise<void> {
   serving = true;
   process.stdout.write(
     `console: ${served.url}${CONSOLE_PATH}\n` +

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { createEmbeddedApp, type EmbeddedApp } from '../../local/app';
 import { serveApp, type Served } from '../../local/serve';
 import { HELP, parseCliArgs, UsageError } from '../../local/cli/start-args';
+import { main } from '../../local/cli/start';
 import { added, created, FAST, ledger } from '../support/e2e';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -79,6 +80,29 @@ describe('the --serve flags', () => {
     expect(() => parseCliArgs(['--serve', '--port', '65536'])).toThrow(/--port/);
     expect(parseCliArgs(['--serve', '--port', '7071'])).toMatchObject({ serve: true, port: 7071 });
     expect(parseCliArgs([])).toMatchObject({ serve: false, port: 0 });
+  });
+});
+
+describe('npm start -- --serve on a port it cannot have', () => {
+  it('says so in one line and exits 2 before the run starts', async () => {
+    const taken = await serveApp({ http: async () => ({ status: 204, headers: {}, body: '' }) });
+    const port = Number(new URL(taken.url).port);
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const stdout = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      const code = await main(['--quiet', '--serve', '--port', String(port)]);
+      expect(code).toBe(2);
+      expect(stderr.mock.calls.map(([text]) => String(text))).toEqual([
+        expect.stringMatching(
+          new RegExp(`^npm start: --serve cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`),
+        ),
+      ]);
+      expect(stdout).not.toHaveBeenCalled();
+    } finally {
+      stderr.mockRestore();
+      stdout.mockRestore();
+      await taken.close();
+    }
   });
 });
 

@@ -13,7 +13,13 @@ import {
   type StepName,
 } from '../../domain/saga';
 import { CANCEL_CONFIRMED_ORDER, CANCEL_EVENT, REVIEW_EVENT, cancellationInstanceId } from './starter';
-import { fulfillmentInputOf, readOrderHeader, readOrderLines, type OrderDocument } from '../order-documents';
+import {
+  fulfillmentInputOf,
+  readOrderHeader,
+  readOrderLines,
+  readOrderState,
+  type OrderDocument,
+} from '../order-documents';
 import type { DocumentContainer, OrchestrationClient } from '../ports';
 import {
   readSagaRecord,
@@ -114,13 +120,14 @@ function malformedOrderId(orderId: string): Malformed | null {
 export async function getOrder(deps: OrdersApiDeps, orderId: string): Promise<GetOrderOutcome> {
   const malformed = malformedOrderId(orderId);
   if (malformed !== null) return malformed;
-  const order = await readOrderHeader(deps.orders, orderId);
+  // The order as it stands: its header rolled forward over the records written without it.
+  const order = await readOrderState(deps.orders, orderId);
   if (order === undefined) return unknownOrder(orderId);
   const [lines, saga] = await Promise.all([
     readOrderLines(deps.orders, orderId),
     readSagaRecord(deps.orders, orderId),
   ]);
-  return { kind: 'order', order: orderView(order.document, lines, saga) };
+  return { kind: 'order', order: orderView(order, lines, saga) };
 }
 
 /**

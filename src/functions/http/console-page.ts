@@ -109,7 +109,8 @@ const SCRIPT = `(() => {
   async function inspect(route, target) {
     const result = await call('GET', route);
     if (!result.ok) return failure('inspect', result);
-    target.replaceChildren(el('pre', { 'data-inspected': '' }, JSON.stringify(result.json, null, 2)));
+    target.replaceChildren(el('button', { type: 'button', onclick: () => target.replaceChildren() }, 'Close'),
+      el('pre', { 'data-inspected': '' }, JSON.stringify(result.json, null, 2)));
   }
 
   function heldGroups(groups, queue, target) {
@@ -275,9 +276,13 @@ const SCRIPT = `(() => {
     if (orderId.trim() !== '') openOrder(orderId);
   });
   let timer = null;
+  // A refresh redraws the lists: not while an operator is writing a review note or confirming one.
+  const busy = () =>
+    document.querySelector('#sagas .confirm, #parked pre, #dead pre') !== null ||
+    [...document.querySelectorAll('#sagas input')].some((input) => input.value !== '' || input === document.activeElement);
   $('auto').addEventListener('change', (event) => {
     if (timer !== null) clearInterval(timer);
-    timer = event.target.checked ? setInterval(refresh, 10000) : null;
+    timer = event.target.checked ? setInterval(() => { if (!busy()) refresh(); }, 10000) : null;
   });
   refresh();
 })();`;

@@ -361,16 +361,22 @@ describe('the session backlog', () => {
       entryMessageFor(added('O-2', 'T-21', 2)),
       entryMessageFor(added('O-1', 'T-12', 2)),
     ]);
+    const enqueued = app.broker.peek('order-transactions').map((message) => message.enqueuedTimeUtc);
     await expect(operations.backlog('order-transactions')).resolves.toEqual({
       queue: 'order-transactions',
       activeMessages: 3,
       deadLetteredMessages: 0,
+      oldestEnqueuedTimeUtc: Math.min(...enqueued),
       sessions: [
-        { sessionId: 'O-1', pending: 2 },
-        { sessionId: 'O-2', pending: 1 },
+        { sessionId: 'O-1', pending: 2, oldestEnqueuedTimeUtc: Math.min(enqueued[0], enqueued[2]) },
+        { sessionId: 'O-2', pending: 1, oldestEnqueuedTimeUtc: enqueued[1] },
       ],
       truncated: false,
     });
-    await expect(operations.backlog('parked')).resolves.toMatchObject({ sessions: [], activeMessages: 0 });
+    await expect(operations.backlog('parked')).resolves.toMatchObject({
+      sessions: [],
+      activeMessages: 0,
+      oldestEnqueuedTimeUtc: null,
+    });
   });
 });

@@ -332,20 +332,47 @@ describe('the Azure listings and backlog', () => {
     expect(all.truncated).toBe(false);
   });
 
-  it('counts pending messages per session from a peek, with the runtime counts', async () => {
-    const queue = ['O-1', 'O-2', 'O-1', 'O-1'].map((sessionId, i) =>
-      received({ messageId: `m${i}`, sequenceNumber: String(i + 1), sessionId }),
+  it('counts pending messages per session from a peek, with the runtime counts and the oldest enqueued times', async () => {
+    const minute = (n: number) => new Date(Date.UTC(2024, 4, 1, 10, n));
+    const queue = [
+      ['O-1', 3],
+      ['O-2', 1],
+      ['O-1', 2],
+      ['O-1', 5],
+    ].map(([sessionId, at], i) =>
+      received({
+        messageId: `m${i}`,
+        sequenceNumber: String(i + 1),
+        sessionId: String(sessionId),
+        enqueuedTimeUtc: minute(Number(at)),
+      }),
     );
     const operations = createServiceBusOperations(fakeBus({ 'order-transactions': queue }).parts);
     await expect(operations.backlog('order-transactions')).resolves.toEqual({
       queue: 'order-transactions',
       activeMessages: 4,
       deadLetteredMessages: 1,
+      oldestEnqueuedTimeUtc: minute(1).getTime(),
       sessions: [
-        { sessionId: 'O-1', pending: 3 },
-        { sessionId: 'O-2', pending: 1 },
+        { sessionId: 'O-1', pending: 3, oldestEnqueuedTimeUtc: minute(2).getTime() },
+        { sessionId: 'O-2', pending: 1, oldestEnqueuedTimeUtc: minute(1).getTime() },
       ],
       truncated: false,
+    });
+  });
+
+  it("reads a queue without sessions' oldest enqueued time from a peek too", async () => {
+    const parked = [4, 2].map((at, i) =>
+      received({
+        messageId: `p${i}`,
+        sequenceNumber: String(i + 1),
+        enqueuedTimeUtc: new Date(Date.UTC(2024, 4, 1, 10, at)),
+      }),
+    );
+    const operations = createServiceBusOperations(fakeBus({ parked }).parts);
+    await expect(operations.backlog('parked')).resolves.toMatchObject({
+      sessions: [],
+      oldestEnqueuedTimeUtc: Date.UTC(2024, 4, 1, 10, 2),
     });
   });
 

@@ -175,8 +175,7 @@ export function createEmbeddedStore(options: EmbeddedStoreOptions = {}): Embedde
     const apply = (partition: PartitionView, operation: PreparedOperation): Outcome => {
       switch (operation.op) {
         case 'create':
-          return live(partition, operation.document.view.id) ||
-            breaksUniqueKey(partition, operation.document)
+          return live(partition, operation.document.view.id) || breaksUniqueKey(partition, operation.document)
             ? { status: 409 }
             : write(partition, operation.document, 201);
         case 'replace': {

@@ -247,7 +247,12 @@ export function rolledForward(header: OrderDocument, records: readonly Transacti
       `record ${JSON.stringify(last.id)} of order ${JSON.stringify(header.orderId)} is past its header's snapshot but carries no totals (docs/documents.md)`,
     );
   }
-  return { ...header, appliedSequence: last.sequence, lineCount: last.after.lineCount, total: last.after.total };
+  return {
+    ...header,
+    appliedSequence: last.sequence,
+    lineCount: last.after.lineCount,
+    total: last.after.total,
+  };
 }
 
 /** The order's stored header and the records past its snapshot (one query in its partition). */

@@ -98,6 +98,9 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
           {
             path: '/slot/?'
           }
+          {
+            path: '/status/?'
+          }
         ]
         excludedPaths: [
           {

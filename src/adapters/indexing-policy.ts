@@ -27,14 +27,16 @@ import { OPERATIONS_CONTAINER } from '../services/operations/operations-journal'
  *   transaction records, in its partition, for its lines (the orders API, the saga's inventory and
  *   shipping steps: src/services/order-documents.ts), and across partitions for the report
  *   (local/order-records.ts); `slot`, the records past the header's snapshot, `above: { slot }`, in
- *   the order's partition (src/services/order-documents.ts, readOrderState).
+ *   the order's partition (src/services/order-documents.ts, readOrderState); `status`, the sagas
+ *   needing attention, across partitions (src/services/operations/overview.ts), which indexes a
+ *   term of the headers and saga records only: no transaction record has a status.
  * - downstream: `kind`, the records of one kind (charges, shipments, ...) the saga tests read.
  * - inventory: none; stock is read by sku, a point read.
  * - operations: `kind`, the archive of one order and the audit of one day, each in its partition
  *   (src/services/operations/operations-journal.ts).
  */
 export const QUERIED_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
-  [ORDERS_CONTAINER, ['kind', 'slot']],
+  [ORDERS_CONTAINER, ['kind', 'slot', 'status']],
   [INVENTORY_CONTAINER, []],
   [DOWNSTREAM_CONTAINER, ['kind']],
   [OPERATIONS_CONTAINER, ['kind']],

@@ -8,7 +8,7 @@ import { compareText } from '../../domain/compare';
 import { waitingFor } from '../../domain/order';
 import type { SagaStatus } from '../../domain/saga';
 import { QUEUE } from '../queues';
-import { ORDER_KIND, readOrderState } from '../order-documents';
+import { GAP_KIND, readOrderState, type GapDocument } from '../order-documents';
 import type { DocumentContainer } from '../ports';
 import type { SagaRecord } from '../fulfillment/saga-record';
 import { entrySequenceOf, orderIdOf, reasonOf, type Held } from './held-selection';
@@ -155,17 +155,14 @@ function heldEntry(held: readonly Held[], orderId: string, sequence: number): He
 }
 
 /**
- * The orders whose buffered entries wait behind a gap. The header is written whenever its buffer
- * changes, so the headers with a non-empty `buffered` are the candidates; each is then read as it
- * stands (readOrderState), the one way a reader outside the consumer sees an order.
+ * The orders whose buffered entries wait behind a gap: exactly those holding a gap document
+ * (docs/documents.md), one query on `kind`, whatever the number of orders kept. Each is then read
+ * as it stands (readOrderState), the one way a reader outside the consumer sees an order.
  */
 async function gaps(orders: DocumentContainer, held: readonly Held[]): Promise<GapRow[]> {
-  const headers = await orders.query<{ id: string; orderId: string; buffered?: unknown }>({
-    where: { kind: ORDER_KIND },
-  });
-  const candidates = headers
-    .map(({ document }) => document)
-    .filter((header) => Array.isArray(header.buffered) && header.buffered.length > 0);
+  const candidates = (await orders.query<GapDocument>({ where: { kind: GAP_KIND } })).map(
+    ({ document }) => document,
+  );
   const rows = await Promise.all(
     candidates.map(async ({ orderId }): Promise<GapRow | null> => {
       const state = await readOrderState(orders, orderId);
@@ -190,12 +187,14 @@ async function gaps(orders: DocumentContainer, held: readonly Held[]): Promise<G
     );
 }
 
-/** The sagas whose record says they wait for a person: the record is the audit trail the API reads too. */
+/**
+ * The sagas whose record says they wait for a person (the record is the audit trail the API reads
+ * too): one query on `kind` and `status`, both indexed, so it reads only those records.
+ */
 async function sagasNeedingAttention(orders: DocumentContainer): Promise<SagaRow[]> {
-  const records = await orders.query<SagaRecord>({ where: { kind: 'saga' } });
+  const records = await orders.query<SagaRecord>({ where: { kind: 'saga', status: NEEDS_ATTENTION } });
   return records
     .map(({ document }) => document)
-    .filter((record) => record.status === NEEDS_ATTENTION)
     .map((record) => {
       const entered = [...record.transitions].reverse().find((change) => change.status === NEEDS_ATTENTION);
       return {

@@ -11,7 +11,7 @@ import { faultRandom, type OutageName } from '../../local/faults';
 import { OUTAGE_START_CALLS } from '../../local/outages';
 import { replayDeadLettered } from '../../src/services/operations/replay';
 import type { OrderLine } from '../../src/domain/order';
-import { ORDER_HEADER_ID, readOrderLines, type OrderDocument } from '../../src/services/order-documents';
+import { readOrderLines, readOrderState, type OrderDocument } from '../../src/services/order-documents';
 import { added, amended, created, ledger, messageIdOf } from '../support/e2e';
 import { moveClockPastDuplicateWindow, opsWorld, useOpsWorlds, run, type OpsWorld } from '../support/ops';
 
@@ -59,7 +59,7 @@ async function orderOf(
   w: OpsWorld,
   orderId: string,
 ): Promise<(OrderDocument & { lines: OrderLine[] }) | undefined> {
-  const header = (await w.app.orders.read<OrderDocument>(orderId, ORDER_HEADER_ID))?.document;
+  const header = await readOrderState(w.app.orders, orderId);
   return header && { ...header, lines: await readOrderLines(w.app.orders, orderId) };
 }
 

@@ -983,7 +983,9 @@ describe('each check fails when one side changes', () => {
     expect(orders(['kind', 'slot', 'status', 'customerId'])).toEqual([
       'container orders: /customerId/? is queried by the code but not indexed',
     ]);
-    expect(orders(['slot', 'status'])).toEqual(['container orders: /kind/? is indexed but the code does not query it']);
+    expect(orders(['slot', 'status'])).toEqual([
+      'container orders: /kind/? is indexed but the code does not query it',
+    ]);
     const rootNotExcluded = edit(TEMPLATES, cosmos, (text) =>
       replaceAfter(text, "id: 'orders'", "path: '/*'", "path: '/outbox/*'"),
     );

@@ -161,6 +161,8 @@ describe('the operators’ console in a browser', () => {
       const hostile = page.locator('#parked').getByRole('button', { name: HOSTILE_ORDER, exact: true });
       await expect(hostile.textContent()).resolves.toBe(HOSTILE_ORDER);
       await hostile.click();
+      // The view is redrawn when the order's fetch answers: wait for it rather than read the old one.
+      await page.locator('[data-order-view] h3', { hasText: `Order ${HOSTILE_ORDER}` }).waitFor();
       await expect(page.locator(`[data-order-view]`).getAttribute('data-order-view')).resolves.toBe(
         HOSTILE_ORDER,
       );

@@ -116,14 +116,17 @@ describe('npm run ops -- --local URL: argument errors, one line and exit 2', () 
 });
 
 describe('the requests it makes', () => {
-  it('puts each id into its own path segment, percent-encoded, so no id can change the route', () => {
+  it('puts each id percent-encoded into its own path segment, or a messageId into the query, so no id can change the route', () => {
     expect(requestOf({ name: 'replay-order', orderId: 'O/1?x#y', dryRun: true, json: false })).toEqual({
       method: 'POST',
       path: 'ops/orders/O%2F1%3Fx%23y/replay',
       body: { dryRun: true },
     });
     expect(requestOf({ name: 'dlq show', queue: 'ledger', messageId: 'B-1#3' }).path).toBe(
-      'ops/deadletter/ledger/B-1%233',
+      'ops/deadletter-message/ledger?messageId=B-1%233',
+    );
+    expect(requestOf({ name: 'parked replay', messageId: 'L/1', force: false, json: false }).path).toBe(
+      'ops/parked-message/replay?messageId=L%2F1',
     );
   });
 
@@ -332,7 +335,7 @@ describe('against a served embedded app', () => {
 
     expectOneLine(
       await ops(['--local', served.url, 'parked', 'show', 'no such#id']),
-      /^HTTP 404 on GET \/api\/ops\/parked\/no%20such%23id: no parked message no such#id$/,
+      /^HTTP 404 on GET \/api\/ops\/parked-message\?messageId=no%20such%23id: no parked message no such#id$/,
     );
     expectOneLine(
       await ops(['--local', served.url, 'audit', '--since', '2000-01-01T00:00:00Z']),

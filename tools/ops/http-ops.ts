@@ -32,12 +32,13 @@ export function requestOf(command: HttpCommand): ApiRequest {
   switch (command.name) {
     case 'parked list':
       return { method: 'GET', path: 'ops/parked' };
+    // A messageId goes in the query, which carries any id exactly: a path cannot carry a '/' unaltered.
     case 'parked show':
-      return { method: 'GET', path: `ops/parked/${segment(command.messageId)}` };
+      return { method: 'GET', path: `ops/parked-message?messageId=${segment(command.messageId)}` };
     case 'parked replay':
       return {
         method: 'POST',
-        path: `ops/parked/${segment(command.messageId)}/replay`,
+        path: `ops/parked-message/replay?messageId=${segment(command.messageId)}`,
         body: { force: command.force },
       };
     case 'dlq list':
@@ -45,12 +46,12 @@ export function requestOf(command: HttpCommand): ApiRequest {
     case 'dlq show':
       return {
         method: 'GET',
-        path: `ops/deadletter/${segment(command.queue)}/${segment(command.messageId)}`,
+        path: `ops/deadletter-message/${segment(command.queue)}?messageId=${segment(command.messageId)}`,
       };
     case 'dlq replay':
       return {
         method: 'POST',
-        path: `ops/deadletter/${segment(command.queue)}/${segment(command.messageId)}/replay`,
+        path: `ops/deadletter-message/${segment(command.queue)}/replay?messageId=${segment(command.messageId)}`,
         body: { force: command.force },
       };
     case 'sessions':

@@ -2,7 +2,7 @@
  * The operators' console: one self-contained page (inline style and script, no external asset), so
  * that it ships inside the function app and works wherever the app runs. It reads
  * `GET ops/overview` and `GET ops/orders/{orderId}` and acts through the functions that exist:
- * inspect (`GET ops/parked/{messageId}`, `GET ops/deadletter/{queue}/{messageId}`), an order's
+ * inspect (`GET ops/parked-message?messageId=`, `GET ops/deadletter-message/{queue}?messageId=`), an order's
  * ordered replay (`POST ops/orders/{orderId}/replay`, a dry run first) and a saga's review
  * (`POST orders/{orderId}/review`). URLs are relative to the page's own, every id in a path is
  * percent-encoded, and `?code=KEY` on the page's URL is sent as `x-functions-key` on every call.
@@ -117,7 +117,9 @@ const SCRIPT = `(() => {
     if (groups.length === 0) return target.replaceChildren(none('none'));
     target.replaceChildren(...groups.map((group) => {
       const detail = el('div', {});
-      const route = (messageId) => queue === null ? 'ops/parked/' + path(messageId) : 'ops/deadletter/' + path(queue, messageId);
+      // The id in the query: a path cannot carry a '/' unaltered (operations-http.ts, messageIdOf).
+      const route = (messageId) => (queue === null ? 'ops/parked-message' : 'ops/deadletter-message/' + path(queue)) +
+        '?messageId=' + encodeURIComponent(messageId);
       return el('section', { 'data-reason': group.reason },
         el('h3', {}, group.reason + ' ', el('span', { class: 'muted' }, '(' + group.count + ', ' + group.oldest + ' to ' + group.newest + ')')),
         el('div', { class: 'chips' }, 'inspect: ', group.messageIds.map((messageId) =>

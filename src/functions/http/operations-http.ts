@@ -4,8 +4,9 @@
  * archive and the audit. Reading needs the app role `Operations.Read`, changing anything
  * `Operations.Write`, or the function key and the admin key where no identity provider is configured
  * (./actor.ts). Every change writes an audit record naming who, as the platform vouched for them.
- * A messageId with `#` or `/` in it (a ledger entry parked alone is `<batchId>#<index>`) must be
- * percent-encoded in the URL.
+ * A messageId in a path is percent-encoded; one that holds a `/` travels in the query instead
+ * (`ops/parked-message?messageId=...`, `ops/deadletter-message/{queue}?messageId=...`), since a path
+ * cannot carry it unaltered (messageIdOf).
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import {
@@ -18,6 +19,7 @@ import {
   showParked,
   type OperationsApiDeps,
   type ReplayOutcome,
+  type ShowOutcome,
 } from '../../services/operations/operations-api';
 import {
   bulkReplay,
@@ -79,8 +81,12 @@ async function audited(
   }
 }
 
-function replayOneEntry(request: HttpRequest, outcome: ReplayOutcome, status: number): AuditEntry {
-  const messageId = request.params.messageId;
+function replayOneEntry(
+  request: HttpRequest,
+  messageId: string,
+  outcome: ReplayOutcome,
+  status: number,
+): AuditEntry {
   const detail =
     outcome.kind !== 'replay' ? outcome.error : outcome.result.replayed ? undefined : outcome.result.reason;
   return {
@@ -122,6 +128,35 @@ function failed(error: AppError): HttpResponseInit {
   };
 }
 
+/**
+ * The messageId a request names: in the query (`?messageId=`, decoded whole), else in the route's
+ * path. The Functions host decodes a path as Kestrel does, all but an encoded `/`, which it leaves as
+ * `%2F` (ASP.NET Core, "Routing": a route value keeps `%2F`), so a path segment holding `%2F` could be
+ * `L/1` or the text `L%2F1`: it is refused, naming the query form, rather than read as either.
+ */
+function messageIdOf(
+  request: HttpRequest,
+  queryForm: string,
+): { ok: true; messageId: string } | { ok: false; response: HttpResponseInit } {
+  const queried = request.query.get('messageId');
+  const messageId = queried ?? request.params.messageId;
+  if (messageId === undefined || messageId === '') {
+    return { ok: false, response: { status: 400, jsonBody: { error: `give the messageId: ${queryForm}` } } };
+  }
+  if (queried === null && /%2f/i.test(messageId)) {
+    return {
+      ok: false,
+      response: {
+        status: 400,
+        jsonBody: {
+          error: `a messageId holding "/" (or the text "%2F") cannot travel in a URL path unaltered; give it in the query: ${queryForm}`,
+        },
+      },
+    };
+  }
+  return { ok: true, messageId };
+}
+
 /** An ISO time from the query, or the fallback; an error names the parameter. */
 function queryTime(request: HttpRequest, name: string, fallback: number): number | string {
   const value = request.query.get(name);
@@ -157,12 +192,22 @@ export function operationsHttp(
   });
 
   const replayOne =
-    (replay: (d: OperationsHttpDeps, request: HttpRequest, body: unknown) => Promise<ReplayOutcome>) =>
+    (
+      queryForm: string,
+      replay: (
+        d: OperationsHttpDeps,
+        request: HttpRequest,
+        messageId: string,
+        body: unknown,
+      ) => Promise<ReplayOutcome>,
+    ) =>
     async (request: HttpRequest, context: InvocationContext, caller: Caller): Promise<HttpResponseInit> => {
+      const named = messageIdOf(request, queryForm);
+      if (!named.ok) return named.response;
       const body = await jsonBody(request);
       if (!body.ok) return body.response;
       const d = deps(context);
-      const outcome = await replay(d, request, body.value);
+      const outcome = await replay(d, request, named.messageId, body.value);
       const response = responseOf(outcome);
       // A malformed request did nothing: there is nothing to audit.
       if (outcome.kind === 'malformed') return response;
@@ -170,45 +215,68 @@ export function operationsHttp(
         d.journal,
         d.now,
         caller,
-        replayOneEntry(request, outcome, response.status ?? 200),
+        replayOneEntry(request, named.messageId, outcome, response.status ?? 200),
         response,
         context,
       );
     };
 
+  const showOne =
+    (
+      queryForm: string,
+      show: (d: OperationsHttpDeps, request: HttpRequest, messageId: string) => Promise<ShowOutcome>,
+    ) =>
+    async (request: HttpRequest, context: InvocationContext): Promise<HttpResponseInit> => {
+      const named = messageIdOf(request, queryForm);
+      if (!named.ok) return named.response;
+      return responseOf(await show(deps(context), request, named.messageId));
+    };
+
+  const PARKED_QUERY = 'ops/parked-message?messageId=<percent-encoded>';
+  const DEAD_LETTER_QUERY = 'ops/deadletter-message/{queue}?messageId=<percent-encoded>';
+  const showParkedOne = showOne(PARKED_QUERY, (d, _request, messageId) => showParked(d, messageId));
+  const replayParkedOne = replayOne(PARKED_QUERY, (d, _request, messageId, body) =>
+    replayParkedMessage(d, messageId, body),
+  );
+  const showDeadLetteredOne = showOne(DEAD_LETTER_QUERY, (d, request, messageId) =>
+    showDeadLettered(d, request.params.queue, messageId),
+  );
+  const replayDeadLetteredOne = replayOne(DEAD_LETTER_QUERY, (d, request, messageId, body) =>
+    replayDeadLetteredMessage(d, request.params.queue, messageId, body),
+  );
+
   return [
     route('opsListParked', 'ops/parked', 'GET', ROLE.read, async (_request, context) =>
       responseOf(await listParked(deps(context))),
     ),
-    route('opsShowParked', 'ops/parked/{messageId}', 'GET', ROLE.read, async (request, context) =>
-      responseOf(await showParked(deps(context), request.params.messageId)),
-    ),
-    route(
-      'opsReplayParked',
-      'ops/parked/{messageId}/replay',
-      'POST',
-      ROLE.write,
-      replayOne((d, request, body) => replayParkedMessage(d, request.params.messageId, body)),
-    ),
+    route('opsShowParked', 'ops/parked/{messageId}', 'GET', ROLE.read, showParkedOne),
+    route('opsShowParkedByQuery', 'ops/parked-message', 'GET', ROLE.read, showParkedOne),
+    route('opsReplayParked', 'ops/parked/{messageId}/replay', 'POST', ROLE.write, replayParkedOne),
+    route('opsReplayParkedByQuery', 'ops/parked-message/replay', 'POST', ROLE.write, replayParkedOne),
     route('opsListDeadLettered', 'ops/deadletter/{queue}', 'GET', ROLE.read, async (request, context) =>
       responseOf(await listDeadLettered(deps(context), request.params.queue)),
     ),
+    route('opsShowDeadLettered', 'ops/deadletter/{queue}/{messageId}', 'GET', ROLE.read, showDeadLetteredOne),
     route(
-      'opsShowDeadLettered',
-      'ops/deadletter/{queue}/{messageId}',
+      'opsShowDeadLetteredByQuery',
+      'ops/deadletter-message/{queue}',
       'GET',
       ROLE.read,
-      async (request, context) =>
-        responseOf(await showDeadLettered(deps(context), request.params.queue, request.params.messageId)),
+      showDeadLetteredOne,
     ),
     route(
       'opsReplayDeadLettered',
       'ops/deadletter/{queue}/{messageId}/replay',
       'POST',
       ROLE.write,
-      replayOne((d, request, body) =>
-        replayDeadLetteredMessage(d, request.params.queue, request.params.messageId, body),
-      ),
+      replayDeadLetteredOne,
+    ),
+    route(
+      'opsReplayDeadLetteredByQuery',
+      'ops/deadletter-message/{queue}/replay',
+      'POST',
+      ROLE.write,
+      replayDeadLetteredOne,
     ),
     route('opsSessions', 'ops/sessions/{queue}', 'GET', ROLE.read, async (request, context) =>
       responseOf(await sessionBacklog(deps(context), request.params.queue)),

@@ -130,8 +130,8 @@ function failed(error: AppError): HttpResponseInit {
 
 /**
  * The messageId a request names: in the query (`?messageId=`, decoded whole), else in the route's
- * path. The Functions host decodes a path as Kestrel does, all but an encoded `/`, which it leaves as
- * `%2F` (ASP.NET Core, "Routing": a route value keeps `%2F`), so a path segment holding `%2F` could be
+ * path. The Functions host decodes a path as ASP.NET Core does, all but an encoded `/`: "The path is fully
+ * decoded by the server except for '%2F'" (Microsoft Learn, HttpRequest.Path), so a segment holding `%2F` could be
  * `L/1` or the text `L%2F1`: it is refused, naming the query form, rather than read as either.
  */
 function messageIdOf(

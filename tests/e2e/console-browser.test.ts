@@ -7,8 +7,7 @@
  * effect is checked in the store. Without Chromium the test skips and says so; under CI (CI=true) a
  * missing Chromium fails, as tests/e2e/html-report.test.ts does.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { serveApp, type Served } from '../../local/serve';
 import { readOrderState } from '../../src/services/order-documents';
 import { readSagaRecord } from '../../src/services/fulfillment/saga-record';
@@ -21,26 +20,14 @@ import {
   STUCK_ORDER,
   type ConsoleScenario,
 } from '../support/console-scenario';
+import {
+  chromiumAvailable,
+  failsWithoutChromiumUnderCi,
+  launchChromium,
+  warnWhenSkipped,
+} from '../support/chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const available = existsSync(CHROMIUM);
-const inCi = process.env.CI === 'true';
-
-if (!available && !inCi) {
-  // Loud on purpose: a skipped browser test must not pass unseen.
-  console.warn(
-    `SKIPPED the browser test of tests/e2e/console-browser.test.ts: no Chromium at ${CHROMIUM} (apt-get install chromium)`,
-  );
-}
+warnWhenSkipped('the browser test of tests/e2e/console-browser.test.ts');
 
 /** Polls `read` until `done` holds of its value, or fails after `ms` naming the last value. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> {
@@ -55,13 +42,8 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 }
 
 describe('the operators’ console in a browser', () => {
-  if (!available && inCi) {
-    it('needs Chromium under CI', () => {
-      throw new Error(`CI=true and no Chromium at ${CHROMIUM}: .ci/run must install Debian's chromium`);
-    });
-    return;
-  }
-  const maybe = available ? it : it.skip;
+  if (failsWithoutChromiumUnderCi()) return;
+  const maybe = chromiumAvailable ? it : it.skip;
 
   let scenario: ConsoleScenario;
   let app: EmbeddedApp;
@@ -76,8 +58,8 @@ describe('the operators’ console in a browser', () => {
     scenario = await consoleScenario();
     app = scenario.app;
     served = await serveApp(app);
-    if (!available) return;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    if (!chromiumAvailable) return;
+    browser = await launchChromium();
     page = await browser.newPage();
     page.on('request', (request) => {
       if (!request.url().startsWith(served.url)) elsewhere.push(request.url());

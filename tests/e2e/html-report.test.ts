@@ -4,11 +4,17 @@
  * the page in headless Chromium (Debian's `chromium`, driven by `playwright-core`), offline.
  * Without Chromium those tests skip and say so; under CI (CI=true) a missing Chromium fails.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import {
+  chromiumAvailable,
+  failsWithoutChromiumUnderCi,
+  launchChromium,
+  warnWhenSkipped,
+} from '../support/chromium';
 import { main } from '../../local/cli/start';
 import { ENTRY_OUTCOMES } from '../../local/cli/run-picture';
 import { entriesOf } from '../../local/entry-account';
@@ -16,29 +22,12 @@ import type { Report } from '../../local/report';
 import { SAMPLE_PATH } from '../support/e2e';
 import { generatePictureWorkload } from '../support/picture-workload';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const available = existsSync(CHROMIUM);
-const inCi = process.env.CI === 'true';
 /** The size a 2,000-order run's page stays under. */
 const MAX_PAGE_BYTES = 2_000_000;
 const LARGE_ORDERS = 2000;
 const VIEWPORT = { width: 1280, height: 720 };
 
-if (!available && !inCi) {
-  // Loud on purpose: a skipped picture test must not pass unseen.
-  console.warn(
-    `SKIPPED the browser tests of tests/e2e/html-report.test.ts: no Chromium at ${CHROMIUM} (apt-get install chromium)`,
-  );
-}
+warnWhenSkipped('the browser tests of tests/e2e/html-report.test.ts');
 
 interface Run {
   input: string;
@@ -150,7 +139,7 @@ describe('npm start --html', () => {
     writeFileSync(input, `${workload.lines.join('\n')}\n`);
     writeFileSync(catalog, JSON.stringify(workload.catalog));
     large = await run(dir, 'large', input, catalog);
-    if (available) browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    if (chromiumAvailable) browser = await launchChromium();
   }, 900_000);
 
   afterAll(async () => {
@@ -178,13 +167,8 @@ describe('npm start --html', () => {
     expect(html.indexOf('id="problems"')).toBeLessThan(html.indexOf('id="orders"'));
   });
 
-  if (!available && inCi) {
-    it('needs Chromium under CI', () => {
-      throw new Error(`CI=true and no Chromium at ${CHROMIUM}: .ci/run must install Debian's chromium`);
-    });
-    return;
-  }
-  const maybe = available ? it : it.skip;
+  if (failsWithoutChromiumUnderCi()) return;
+  const maybe = chromiumAvailable ? it : it.skip;
 
   async function open(path: string): Promise<{ page: Page; requests: string[] }> {
     const page = await browser!.newPage({ viewport: VIEWPORT });

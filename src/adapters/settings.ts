@@ -240,7 +240,6 @@ export function readFulfillmentSettings(env: Environment): FulfillmentSettings {
   };
 }
 
-/** Reads and validates every setting the app uses on Azure (or under `func start`). */
 /** `TELEMETRY_SAMPLING_RATIO`: a number from 0 to 1, the default unless set. */
 export function readSamplingRatio(env: Environment): number {
   return numberSetting(env, SETTING.telemetrySamplingRatio, DEFAULTS.telemetrySamplingRatio, {
@@ -250,6 +249,7 @@ export function readSamplingRatio(env: Environment): number {
   });
 }
 
+/** Reads and validates every setting the app uses on Azure (or under `func start`). */
 export function readSettings(env: Environment): Settings {
   const settings: Settings = {
     serviceBusNamespace: hostName(env, SETTING.serviceBusNamespace),

@@ -11,7 +11,7 @@ import { readOrderState, readTransactionRecords } from '../order-documents';
 import type { DocumentContainer } from '../ports';
 import { readSagaRecord, type SagaRecord } from '../fulfillment/saga-record';
 import { summaryOf } from './held-messages';
-import { entrySequenceOf, orderIdOf, type Held } from './held-selection';
+import { entrySequenceOf, inSequenceOrder, orderIdOf, type Held } from './held-selection';
 import { OPERABLE_QUEUES, type MessageOperations } from './message-operations-port';
 
 export interface OrderViewDeps {
@@ -125,13 +125,7 @@ export async function inspectOrder(deps: OrderViewDeps, orderId: string): Promis
     Promise.all(OPERABLE_QUEUES.map((queue) => deps.operations.listDeadLettered(queue))),
   ]);
   const ofOrder = (messages: readonly Held[]): Held[] =>
-    messages
-      .filter((message) => orderIdOf(message) === orderId)
-      .sort(
-        (a, b) =>
-          (entrySequenceOf(a) ?? Infinity) - (entrySequenceOf(b) ?? Infinity) ||
-          a.enqueuedTimeUtc - b.enqueuedTimeUtc,
-      );
+    inSequenceOrder(messages.filter((message) => orderIdOf(message) === orderId));
   const heldParked = ofOrder(parked.messages);
   const heldDead = ofOrder(deadLettered.flatMap((listing) => listing.messages));
   if (

@@ -10,6 +10,16 @@
  * time, as Node provides `path` (azure-functions-nodejs-library issues 201 and 256; bundles of the
  * v4 model run on Azure as they are: issue 260 of that repository).
  *
+ * A cold start compiles and runs what the bundle holds, so it holds as little as the app calls
+ * (docs/performance.md, "Cold start"):
+ * - each package once, as its ES module build where it ships one: a `require()` resolves as an
+ *   `import` would, so the Azure SDKs' CommonJS and ES module builds do not both enter (Node's "dual
+ *   package hazard"), and esbuild drops the exports nothing imports (the packages declare
+ *   `"sideEffects": false`);
+ * - two substitutes for what durable-functions requires (SUBSTITUTES);
+ * - whitespace and syntax minified; identifiers keep their names, so a stack trace in Application
+ *   Insights still names its functions.
+ *
  * It builds from the TypeScript sources, so it needs no `npm run build` first.
  *
  *   node scripts/package-app.js [--out DIR] [--level 0-9]
@@ -51,25 +61,71 @@ function deployedPackageJson() {
   return { name, version, private: isPrivate, description, main: MAIN, engines };
 }
 
-/** Bundles the entry point; returns esbuild's metafile (what each input adds to the bundle). */
-async function bundle(appDir) {
-  const esbuild = require('esbuild');
-  const result = await esbuild.build({
+/**
+ * What durable-functions requires, resolved to less of the same library:
+ * - `validator`: its DurableClient.js and getClient.js call `isURL` alone (scripts/bundle/).
+ * - `axios`: its DurableClient.js calls the Durable extension's HTTP API on the worker's host with
+ *   axios. The build axios publishes for runtimes without Node's `http` (its package exports
+ *   `./dist/browser/axios.cjs`) sends with the `fetch` adapter, Node's own `fetch`; the Node build
+ *   also holds the `http` adapter with form-data, follow-redirects, proxy-from-env and a MIME table.
+ *   tests/embedded/durable-management-api.test.ts drives the bundled client against the extension's
+ *   API as the embedded runtime serves it.
+ */
+const SUBSTITUTES = {
+  validator: join(__dirname, 'bundle', 'validator-is-url.mjs'),
+  axios: 'axios/dist/browser/axios.cjs',
+};
+
+/** Marks a resolution this plugin asked for, so that it does not answer itself. */
+const AS_IMPORT = Symbol('resolved as an import');
+
+/** esbuild plugin: SUBSTITUTES, and every `require()` of a package resolved as its `import` is. */
+const onePackageBuild = {
+  name: 'one-package-build',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.pluginData === AS_IMPORT) return undefined;
+      const path = Object.hasOwn(SUBSTITUTES, args.path) ? SUBSTITUTES[args.path] : args.path;
+      if (path === args.path && args.kind !== 'require-call') return undefined;
+      const resolved = await build.resolve(path, {
+        kind: 'import-statement',
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: AS_IMPORT,
+      });
+      // What does not resolve as an import (a package with a `require` condition alone) resolves as esbuild would.
+      return resolved.errors.length === 0 ? resolved : undefined;
+    });
+  },
+};
+
+/** The esbuild options of the bundle, writing it to `outfile`. */
+function bundleOptions(outfile, entryPoints = [ENTRY]) {
+  return {
     absWorkingDir: ROOT,
-    entryPoints: [ENTRY],
-    outfile: join(appDir, MAIN),
+    entryPoints,
+    outfile,
     bundle: true,
     platform: 'node',
     // Azure runs Node 22; the bundle also runs on 20, the floor in package.json engines.
     target: 'node20',
     format: 'cjs',
+    // A package's ES module build where it names one in `module` and no `exports` map decides.
+    mainFields: ['module', 'main'],
+    plugins: [onePackageBuild],
     external: ['@azure/functions-core'],
-    // Unminified: a stack trace in Application Insights names the app's own functions.
-    minify: false,
+    minifyWhitespace: true,
+    minifySyntax: true,
     legalComments: 'eof',
     logLevel: 'error',
     metafile: true,
-  });
+  };
+}
+
+/** Bundles the entry point into the app folder; returns esbuild's metafile (what each input adds to the bundle). */
+async function bundle(appDir) {
+  const esbuild = require('esbuild');
+  const result = await esbuild.build(bundleOptions(join(appDir, MAIN)));
   return result.metafile;
 }
 
@@ -116,7 +172,7 @@ async function main(args) {
   }
 }
 
-module.exports = { MAIN, packageApp };
+module.exports = { MAIN, bundle, bundleOptions, packageApp };
 
 if (require.main === module) {
   main(process.argv.slice(2)).then((code) => {

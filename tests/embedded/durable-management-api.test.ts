@@ -4,6 +4,10 @@
  * as azure-functions-durable-extension `src/WebJobs.Extensions.DurableTask/HttpApiHandler.cs` answers:
  * an instance that exists (202 while running), has completed (200; an event is 410 Gone), is unknown (404).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
 import * as df from 'durable-functions';
 import type { OrchestrationContext } from 'durable-functions';
 import { InvocationContext, trigger } from '@azure/functions';
@@ -36,14 +40,46 @@ afterEach(async () => {
   await driver.stop();
 });
 
+/** The durable client and the model's classes, as the app takes them from node_modules or from its bundle. */
+interface DurableClientModule {
+  getClient: typeof df.getClient;
+  input: typeof df.input;
+  InvocationContext: typeof InvocationContext;
+  trigger: typeof trigger;
+}
+
+const durable: DurableClientModule = { getClient: df.getClient, input: df.input, InvocationContext, trigger };
+
+let bundledDir: string | undefined;
+let bundled: DurableClientModule | undefined;
+
+/** durable-functions and @azure/functions built as `npm run package` builds the app (scripts/package-app.js). */
+async function bundledDurable(): Promise<DurableClientModule> {
+  if (bundled !== undefined) return bundled;
+  const root = resolve(__dirname, '..', '..');
+  const { bundleOptions } = require(join(root, 'scripts', 'package-app.js')) as {
+    bundleOptions(outfile: string, entryPoints: string[]): object;
+  };
+  bundledDir = mkdtempSync(join(tmpdir(), 'bundled-durable-client-'));
+  const outfile = join(bundledDir, 'client.js');
+  await build(bundleOptions(outfile, [join(root, 'tests', 'support', 'durable-client-entry.ts')]));
+  bundled = require(outfile) as DurableClientModule;
+  return bundled;
+}
+
+afterAll(() => {
+  if (bundledDir !== undefined) rmSync(bundledDir, { recursive: true, force: true });
+});
+
 /** An invocation context as the worker builds it for a function with the durable client input. */
-async function boundContext(): Promise<InvocationContext> {
-  const context = new InvocationContext({
+async function boundContext(model: DurableClientModule = durable): Promise<InvocationContext> {
+  const input = model === durable ? clientInput : model.input.durableClient();
+  const context = new model.InvocationContext({
     functionName: 'caller',
-    options: { trigger: trigger.generic({ type: 'httpTrigger' }), extraInputs: [clientInput] },
+    options: { trigger: model.trigger.generic({ type: 'httpTrigger' }), extraInputs: [input] },
   });
   const data = await driver.durableClientInput();
-  context.extraInputs.set(clientInput, JSON.parse(String(data.string)));
+  context.extraInputs.set(input, JSON.parse(String(data.string)));
   return context;
 }
 
@@ -75,37 +111,52 @@ describe('the served management API', () => {
     });
   });
 
-  it('starts, queries and signals an instance through the real DurableClient', async () => {
-    const client = df.getClient(await boundContext());
-    expect(await client.startNew('approval', { instanceId: 'A-1', input: { amount: 5 } })).toBe('A-1');
-    await driver.runUntilIdle();
-    expect(await client.getStatus('A-1')).toMatchObject({
-      instanceId: 'A-1',
-      name: 'approval',
-      runtimeStatus: 'Running',
-      input: { amount: 5 },
-    });
-    // A second start of a running instance fails, as the extension's StartNewAsync does.
-    await expect(client.startNew('approval', { instanceId: 'A-1' })).rejects.toThrow(
-      /unexpected status code: 500/,
-    );
+  it.each([
+    {
+      client: 'the DurableClient of durable-functions',
+      load: () => Promise.resolve(durable),
+      sender: 'http',
+    },
+    { client: "the same client in the deployed bundle's build", load: bundledDurable, sender: 'fetch' },
+  ])(
+    'starts, queries and signals an instance through $client (axios sends with $sender)',
+    async ({ load, sender }) => {
+      const model = await load();
+      const fetched = jest.spyOn(globalThis, 'fetch');
+      const client = model.getClient(await boundContext(model));
+      expect(await client.startNew('approval', { instanceId: 'A-1', input: { amount: 5 } })).toBe('A-1');
+      await driver.runUntilIdle();
+      expect(await client.getStatus('A-1')).toMatchObject({
+        instanceId: 'A-1',
+        name: 'approval',
+        runtimeStatus: 'Running',
+        input: { amount: 5 },
+      });
+      // A second start of a running instance fails, as the extension's StartNewAsync does.
+      await expect(client.startNew('approval', { instanceId: 'A-1' })).rejects.toThrow(
+        /unexpected status code: 500/,
+      );
 
-    await client.raiseEvent('A-1', 'approve', 'yes');
-    await driver.runUntilIdle();
-    const done = await client.getStatus('A-1');
-    expect(done).toMatchObject({
-      runtimeStatus: 'Completed',
-      output: { input: { amount: 5 }, decision: 'yes' },
-    });
-    // A finished instance takes no event (410), which the client does not treat as an error.
-    await expect(client.raiseEvent('A-1', 'approve', 'again')).resolves.toBeUndefined();
+      await client.raiseEvent('A-1', 'approve', 'yes');
+      await driver.runUntilIdle();
+      const done = await client.getStatus('A-1');
+      expect(done).toMatchObject({
+        runtimeStatus: 'Completed',
+        output: { input: { amount: 5 }, decision: 'yes' },
+      });
+      // A finished instance takes no event (410), which the client does not treat as an error.
+      await expect(client.raiseEvent('A-1', 'approve', 'again')).resolves.toBeUndefined();
 
-    await expect(client.getStatus('nobody')).rejects.toThrow(/HTTP 404/);
-    await expect(client.raiseEvent('nobody', 'approve', 1)).rejects.toThrow(
-      "No instance with ID 'nobody' found.",
-    );
-    expect(driver.stats().managementRequests).toBeGreaterThanOrEqual(7);
-  });
+      await expect(client.getStatus('nobody')).rejects.toThrow(/HTTP 404/);
+      await expect(client.raiseEvent('nobody', 'approve', 1)).rejects.toThrow(
+        "No instance with ID 'nobody' found.",
+      );
+      expect(driver.stats().managementRequests).toBeGreaterThanOrEqual(7);
+      // Node's http module for the package, Node's fetch for the bundle (scripts/package-app.js, SUBSTITUTES).
+      expect(fetched.mock.calls.length > 0 ? 'fetch' : 'http').toBe(sender);
+      fetched.mockRestore();
+    },
+  );
 
   it('answers with the extension status codes and bodies', async () => {
     const base = await rpcBase();

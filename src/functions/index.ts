@@ -3,8 +3,8 @@
  * and registers every function definition with the Functions host.
  */
 import { app, type LogLevel } from '@azure/functions';
-import { DefaultAzureCredential } from '@azure/identity';
 import { readSettings } from '../adapters/settings';
+import { appCredential } from '../adapters/azure/credential';
 import { createCosmosClient, createCosmosContainer } from '../adapters/azure/cosmos-store';
 import { COSMOS_JOURNAL_APPENDER_ROLE } from '../adapters/azure/cosmos-failures';
 import {
@@ -64,7 +64,7 @@ function exportFunctionLogs(telemetry: ExportedTelemetry): void {
 }
 
 const settings = readSettings(process.env);
-const credential = new DefaultAzureCredential({ managedIdentityClientId: settings.managedIdentityClientId });
+const credential = appCredential(settings.managedIdentityClientId);
 const telemetry = createApplicationInsightsTelemetry(settings.applicationInsightsConnectionString, {
   credential,
   // The platform sets it to the app's name (App Service environment variables): the cloud role name.

@@ -53,7 +53,7 @@ import { contributorRoleOn, statusOf, storeFailure, type CosmosRoleNeeded } from
 export interface CosmosClientSettings {
   /** `https://<account>.documents.azure.com:443/`, or the test server's address. */
   endpoint: string;
-  /** Production: `DefaultAzureCredential` (docs/architecture.md decision 7). */
+  /** Production: the app's credential, `appCredential` (docs/architecture.md decision 7). */
   credential?: TokenCredential;
   /** Tests only: the emulator's well-known key. */
   key?: string;

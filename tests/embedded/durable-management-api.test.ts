@@ -4,16 +4,14 @@
  * as azure-functions-durable-extension `src/WebJobs.Extensions.DurableTask/HttpApiHandler.cs` answers:
  * an instance that exists (202 while running), has completed (200; an event is 410 Gone), is unknown (404).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { join } from 'node:path';
 import * as df from 'durable-functions';
 import type { OrchestrationContext } from 'durable-functions';
 import { InvocationContext, trigger } from '@azure/functions';
 import { durableOrchestrationClient } from '../../src/adapters/azure/durable-client';
 import { createDurableDriver, type DurableDriver } from '../../local/durable/driver';
 import { registerAndCapture } from '../../local/worker/register';
+import { loadBundled, type Bundled } from '../support/bundled';
 
 const clientInput = df.input.durableClient();
 let driver: DurableDriver;
@@ -50,26 +48,15 @@ interface DurableClientModule {
 
 const durable: DurableClientModule = { getClient: df.getClient, input: df.input, InvocationContext, trigger };
 
-let bundledDir: string | undefined;
-let bundled: DurableClientModule | undefined;
+let bundled: Bundled<DurableClientModule> | undefined;
 
-/** durable-functions and @azure/functions built as `npm run package` builds the app (scripts/package-app.js). */
+/** durable-functions and @azure/functions as the deployed bundle holds them. */
 async function bundledDurable(): Promise<DurableClientModule> {
-  if (bundled !== undefined) return bundled;
-  const root = resolve(__dirname, '..', '..');
-  const { bundleOptions } = require(join(root, 'scripts', 'package-app.js')) as {
-    bundleOptions(outfile: string, entryPoints: string[]): object;
-  };
-  bundledDir = mkdtempSync(join(tmpdir(), 'bundled-durable-client-'));
-  const outfile = join(bundledDir, 'client.js');
-  await build(bundleOptions(outfile, [join(root, 'tests', 'support', 'durable-client-entry.ts')]));
-  bundled = require(outfile) as DurableClientModule;
-  return bundled;
+  bundled ??= await loadBundled<DurableClientModule>(join('tests', 'support', 'durable-client-entry.ts'));
+  return bundled.module;
 }
 
-afterAll(() => {
-  if (bundledDir !== undefined) rmSync(bundledDir, { recursive: true, force: true });
-});
+afterAll(() => bundled?.remove());
 
 /** An invocation context as the worker builds it for a function with the durable client input. */
 async function boundContext(model: DurableClientModule = durable): Promise<InvocationContext> {

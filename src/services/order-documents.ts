@@ -322,6 +322,26 @@ export async function readTransactionRecords(
   return stored.map(({ document }) => transactionRecordOf(document));
 }
 
+/**
+ * The order as it stands and every transaction record of it, for a view that shows both: the
+ * header by a point read, then one query of the partition's records, which also roll it forward.
+ */
+export async function readOrderAndRecords(
+  orders: DocumentContainer,
+  orderId: string,
+): Promise<{ state: OrderDocument | undefined; records: TransactionRecord[] }> {
+  const header = await readOrderHeader(orders, orderId);
+  const stored = await orders.query<TransactionDocument>({
+    partitionKey: orderId,
+    where: { kind: TRANSACTION_KIND },
+  });
+  const documents = stored.map(({ document }) => document);
+  return {
+    state: header === undefined ? undefined : rolledForward(header.document, documents),
+    records: documents.map(transactionRecordOf),
+  };
+}
+
 /** The order's lines, in sequence order, from its transaction records. */
 export async function readOrderLines(orders: DocumentContainer, orderId: string): Promise<OrderLine[]> {
   return linesOf(await readTransactionRecords(orders, orderId));

@@ -7,7 +7,7 @@ import { compareText } from '../../domain/compare';
 import { orderIdProblem } from '../../domain/entry';
 import { waitingFor, type TransactionRecord } from '../../domain/order';
 import type { SagaStatus } from '../../domain/saga';
-import { readOrderState, readTransactionRecords } from '../order-documents';
+import { readOrderAndRecords } from '../order-documents';
 import type { DocumentContainer } from '../ports';
 import { readSagaRecord, type SagaRecord } from '../fulfillment/saga-record';
 import { summaryOf } from './held-messages';
@@ -117,9 +117,8 @@ function heldRow(message: Held): Record<string, unknown> {
 export async function inspectOrder(deps: OrderViewDeps, orderId: string): Promise<OrderInspectionOutcome> {
   const problem = orderIdProblem(orderId);
   if (problem !== null) return { kind: 'malformed', error: problem };
-  const [state, records, saga, parked, deadLettered] = await Promise.all([
-    readOrderState(deps.orders, orderId),
-    readTransactionRecords(deps.orders, orderId),
+  const [{ state, records }, saga, parked, deadLettered] = await Promise.all([
+    readOrderAndRecords(deps.orders, orderId),
     readSagaRecord(deps.orders, orderId),
     deps.operations.listParked(),
     Promise.all(OPERABLE_QUEUES.map((queue) => deps.operations.listDeadLettered(queue))),

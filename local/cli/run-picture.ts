@@ -10,6 +10,7 @@
 import { isCompensation, type OperationName, type SagaStatus } from '../../src/domain/saga';
 import { canonicalJson, entryDigest, entryMessageId } from '../../src/domain/digest';
 import { parseEntryMessage } from '../../src/domain/entry';
+import { groupBy } from '../../src/domain/group-by';
 import { ownValue } from '../../src/domain/own-properties';
 import type { TransactionRecord } from '../../src/domain/order';
 import { parkIdFor } from '../../src/services/convoy/parking';
@@ -257,18 +258,6 @@ type Timed = Pick<TimelineRecord, 'at'>;
 function takeFirst<T extends Timed>(records: T[], match: (record: T) => boolean): T | undefined {
   const index = records.findIndex(match);
   return index < 0 ? undefined : records.splice(index, 1)[0];
-}
-
-function groupBy<T>(items: Iterable<T>, keyOf: (item: T) => string | null): Map<string, T[]> {
-  const map = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    if (key === null) continue;
-    const list = map.get(key);
-    if (list === undefined) map.set(key, [item]);
-    else list.push(item);
-  }
-  return map;
 }
 
 /**

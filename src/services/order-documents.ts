@@ -8,6 +8,7 @@ import {
   type TransactionRecord,
 } from '../domain/order';
 import { sha256Hex } from '../domain/digest';
+import { groupBy } from '../domain/group-by';
 import type { Document, DocumentContainer, FulfillmentInput, Stored } from './ports';
 import type { ParkRequest } from './convoy/parking';
 
@@ -180,12 +181,12 @@ export async function readOrderState(
  */
 export async function readOrderStates(orders: DocumentContainer): Promise<OrderDocument[]> {
   const headers = await orders.query<OrderDocument>({ where: { kind: ORDER_KIND } });
-  const records = new Map<string, TransactionDocument[]>();
-  for (const { document } of await orders.query<TransactionDocument>({ where: { kind: TRANSACTION_KIND } })) {
-    const own = records.get(document.orderId);
-    if (own === undefined) records.set(document.orderId, [document]);
-    else own.push(document);
-  }
+  const records = groupBy(
+    (await orders.query<TransactionDocument>({ where: { kind: TRANSACTION_KIND } })).map(
+      ({ document }) => document,
+    ),
+    (record) => record.orderId,
+  );
   return headers.map(({ document }) => rolledForward(document, records.get(document.orderId) ?? []));
 }
 
@@ -310,16 +311,24 @@ export async function readRecords(
   return found;
 }
 
+/** Every transaction document of the order: one query in its partition. */
+async function readTransactionDocuments(
+  orders: DocumentContainer,
+  orderId: string,
+): Promise<TransactionDocument[]> {
+  const stored = await orders.query<TransactionDocument>({
+    partitionKey: orderId,
+    where: { kind: TRANSACTION_KIND },
+  });
+  return stored.map(({ document }) => document);
+}
+
 /** Every transaction record of the order: one query in its partition. */
 export async function readTransactionRecords(
   orders: DocumentContainer,
   orderId: string,
 ): Promise<TransactionRecord[]> {
-  const stored = await orders.query<TransactionDocument>({
-    partitionKey: orderId,
-    where: { kind: TRANSACTION_KIND },
-  });
-  return stored.map(({ document }) => transactionRecordOf(document));
+  return (await readTransactionDocuments(orders, orderId)).map(transactionRecordOf);
 }
 
 /**
@@ -331,11 +340,7 @@ export async function readOrderAndRecords(
   orderId: string,
 ): Promise<{ state: OrderDocument | undefined; records: TransactionRecord[] }> {
   const header = await readOrderHeader(orders, orderId);
-  const stored = await orders.query<TransactionDocument>({
-    partitionKey: orderId,
-    where: { kind: TRANSACTION_KIND },
-  });
-  const documents = stored.map(({ document }) => document);
+  const documents = await readTransactionDocuments(orders, orderId);
   return {
     state: header === undefined ? undefined : rolledForward(header.document, documents),
     records: documents.map(transactionRecordOf),

@@ -5,6 +5,7 @@
  * person. Read through the ports only, so Azure and the embedded runtime answer alike.
  */
 import { compareText } from '../../domain/compare';
+import { groupBy } from '../../domain/group-by';
 import { waitingFor } from '../../domain/order';
 import type { SagaStatus } from '../../domain/saga';
 import { QUEUE } from '../queues';
@@ -124,14 +125,7 @@ function queueRow(backlog: QueueBacklog, now: number): QueueRow {
 
 /** Held messages grouped by reason, the largest group first, each group's messages oldest first. */
 export function groupHeld(messages: readonly Held[]): HeldGroup[] {
-  const groups = new Map<string, Held[]>();
-  for (const message of messages) {
-    const reason = reasonOf(message) ?? 'unknown';
-    const group = groups.get(reason);
-    if (group === undefined) groups.set(reason, [message]);
-    else group.push(message);
-  }
-  return [...groups]
+  return [...groupBy(messages, (message) => reasonOf(message) ?? 'unknown')]
     .map(([reason, held]) => {
       const byAge = [...held].sort((a, b) => a.enqueuedTimeUtc - b.enqueuedTimeUtc);
       const orderIds = [...new Set(byAge.map(orderIdOf).filter((id): id is string => id !== null))];

@@ -12,6 +12,7 @@
  * the removal) is dropped by the queue's duplicate detection.
  */
 import { compareText } from '../../domain/compare';
+import { groupBy } from '../../domain/group-by';
 import { ownValue } from '../../domain/own-properties';
 import { QUEUE } from '../queues';
 import {
@@ -284,16 +285,11 @@ function described(message: Held, action: RecoveryAction, detail?: string): Reco
  * earlier one the same replay holds.
  */
 export function replayOrder(messages: readonly Held[]): Held[] {
-  const groups = new Map<string, Held[]>();
-  for (const message of messages) {
+  const groups = groupBy(messages, (message) => {
     const orderId = orderIdOf(message);
     // A message of no order is a group of its own; the prefixes keep the two kinds of key apart.
-    const key =
-      orderId === null ? `message:${heldIn(message)}:${message.sequenceNumber}` : `order:${orderId}`;
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, [message]);
-    else group.push(message);
-  }
+    return orderId === null ? `message:${heldIn(message)}:${message.sequenceNumber}` : `order:${orderId}`;
+  });
   const oldest = (group: Held[]): number => Math.min(...group.map((message) => message.enqueuedTimeUtc));
   return [...groups.entries()]
     .sort(([keyA, a], [keyB, b]) => oldest(a) - oldest(b) || compareText(keyA, keyB))

@@ -7,7 +7,6 @@
  * function key (./actor.ts).
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { AppError } from '../../domain/errors';
 import type { MessageOperations } from '../../services/operations/message-operations-port';
 import type { DocumentContainer } from '../../services/ports';
 import { overview } from '../../services/operations/overview';
@@ -15,7 +14,7 @@ import { inspectOrder } from '../../services/operations/order-view';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import { orderTraceId } from '../order-trace';
 import type { HttpFunctionDefinition } from '../definition';
-import { responseOf } from './http-support';
+import { answered, responseOf } from './http-support';
 import { CONSOLE_HTML, CONSOLE_SCRIPT_HASH } from './console-page';
 import { authLevelFor, authorize, ROLE, type Platform } from './actor';
 
@@ -48,21 +47,6 @@ const CONSOLE_HEADERS = {
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
 };
-
-/** A failure the app classifies is a 503 (may clear) or 500 naming it; anything else stays the host's 500. */
-async function answered(read: () => Promise<HttpResponseInit>): Promise<HttpResponseInit> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    return responseOf({
-      kind: 'failed',
-      transient: error.kind === 'transient',
-      error: error.message,
-      code: error.code,
-    });
-  }
-}
 
 export function consoleHttp(
   deps: (context: InvocationContext) => ConsoleDeps,

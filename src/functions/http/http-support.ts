@@ -5,6 +5,7 @@
  * (the reason says what to fix), 503 a failure that may clear, 500 one that will not.
  */
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import { AppError } from '../../domain/errors';
 import type { CancelOutcome, GetOrderOutcome, ReviewOutcome } from '../../services/fulfillment/orders-api';
 import type { OperationsOutcome } from '../../services/operations/operations-api';
 
@@ -64,6 +65,24 @@ export function responseOf(outcome: Outcome): HttpResponseInit {
         jsonBody: { error: result.reason, refusal: result.refusal, prediction: result.prediction },
       };
     }
+  }
+}
+
+/**
+ * Runs `respond`; a failure the app classifies (an AppError) becomes its answer, a 503 (may clear)
+ * or 500 naming it; anything else stays the host's 500.
+ */
+export async function answered(respond: () => Promise<HttpResponseInit>): Promise<HttpResponseInit> {
+  try {
+    return await respond();
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return responseOf({
+      kind: 'failed',
+      transient: error.kind === 'transient',
+      error: error.message,
+      code: error.code,
+    });
   }
 }
 

@@ -39,7 +39,7 @@ import {
 import { AppError } from '../../domain/errors';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
-import { jsonBody, responseOf } from './http-support';
+import { answered, jsonBody, responseOf } from './http-support';
 import { authLevelFor, authorize, ROLE, type Caller, type Platform, type Role } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
@@ -117,14 +117,6 @@ function reportEntry(action: string, request: Record<string, unknown>, report: R
       action: done,
       ...(detail === undefined ? {} : { detail }),
     })),
-  };
-}
-
-/** A broker or store failure the app classifies: 503 when it may clear, 500 when it will not. */
-function failed(error: AppError): HttpResponseInit {
-  return {
-    status: error.kind === 'transient' ? 503 : 500,
-    jsonBody: { error: error.message, code: error.code },
   };
 }
 
@@ -287,14 +279,11 @@ export function operationsHttp(
       const parsed = parseBulkReplay(body.value);
       if (!parsed.ok) return { status: 400, jsonBody: { error: parsed.error } };
       const d = deps(context);
-      try {
+      return answered(async () => {
         const report = await bulkReplay(d, parsed.request);
         const entry = reportEntry('replay', body.value as Record<string, unknown>, report);
         return audited(d.journal, d.now, caller, entry, { status: 200, jsonBody: report }, context);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return failed(error);
-      }
+      });
     }),
     route(
       'opsOrderReplay',
@@ -308,14 +297,11 @@ export function operationsHttp(
         if (!parsed.ok) return { status: 400, jsonBody: { error: parsed.error } };
         const { orderId } = request.params;
         const d = deps(context);
-        try {
+        return answered(async () => {
           const report = await orderedReplay(d, orderId, parsed.request);
           const entry = reportEntry('ordered-replay', { orderId, dryRun: parsed.request.dryRun }, report);
           return audited(d.journal, d.now, caller, entry, { status: 200, jsonBody: report }, context);
-        } catch (error) {
-          if (!(error instanceof AppError)) throw error;
-          return failed(error);
-        }
+        });
       },
     ),
     route('opsDiscard', 'ops/discard', 'POST', ROLE.write, async (request, context, caller) => {
@@ -324,14 +310,11 @@ export function operationsHttp(
       const parsed = parseDiscard(body.value);
       if (!parsed.ok) return { status: 400, jsonBody: { error: parsed.error } };
       const d = deps(context);
-      try {
+      return answered(async () => {
         const report = await discard(d, parsed.request, caller);
         const entry = reportEntry('discard', body.value as Record<string, unknown>, report);
         return audited(d.journal, d.now, caller, entry, { status: 200, jsonBody: report }, context);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return failed(error);
-      }
+      });
     }),
     route('opsArchive', 'ops/archive', 'GET', ROLE.read, async (request, context) => {
       const orderId = request.query.get('orderId');
@@ -345,13 +328,10 @@ export function operationsHttp(
           },
         };
       }
-      try {
+      return answered(async () => {
         const archived = await deps(context).journal.archived(noOrder ? null : (orderId as string));
         return { status: 200, jsonBody: { archived } };
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return failed(error);
-      }
+      });
     }),
     route('opsAudit', 'ops/audit', 'GET', ROLE.read, async (request, context) => {
       const d = deps(context);
@@ -367,12 +347,9 @@ export function operationsHttp(
           jsonBody: { error: `since and until may be at most ${MAX_AUDIT_DAYS} days apart` },
         };
       }
-      try {
+      return answered(async () => {
         return { status: 200, jsonBody: { audit: await d.journal.audited(since, until) } };
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return failed(error);
-      }
+      });
     }),
   ];
 }

@@ -480,6 +480,25 @@ describe('orders HTTP functions', () => {
     expect(h.orchestrations.started).toHaveLength(1);
   });
 
+  it('answers 500 with what the cancel did when its audit record cannot be written: the cancel stands', async () => {
+    const h = harness();
+    await storeOrder(h, 'O-1');
+    await runSaga(h, 'O-1', STEPS, 'completed');
+    journal.audit = () =>
+      Promise.reject(new TransientError('store-throttled', 'the operations container is throttled'));
+
+    const response = await call(h, 'cancelOrder', 'POST', 'O-1');
+    expect(response).toEqual({
+      status: 500,
+      jsonBody: {
+        error:
+          'the cancel ran, but its audit record could not be written (store-throttled): the operations container is throttled',
+        result: expect.objectContaining({ orderId: 'O-1' }),
+      },
+    });
+    expect(h.orchestrations.started).toHaveLength(1);
+  });
+
   it('does not believe a caller-supplied X-MS-CLIENT-PRINCIPAL-NAME when App Service authentication is off', async () => {
     const h = harness();
     await storeOrder(h, 'O-1');

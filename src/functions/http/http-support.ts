@@ -4,10 +4,12 @@
  * 400 a malformed request (it names the field), 409 not allowed in this state or a replay refused
  * (the reason says what to fix), 503 a failure that may clear, 500 one that will not.
  */
-import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
 import { AppError } from '../../domain/errors';
 import type { CancelOutcome, GetOrderOutcome, ReviewOutcome } from '../../services/fulfillment/orders-api';
 import type { OperationsOutcome } from '../../services/operations/operations-api';
+import type { AuditEntry, OperationsJournal } from '../../services/operations/operations-journal';
+import type { Caller } from './actor';
 
 export type Outcome = GetOrderOutcome | CancelOutcome | ReviewOutcome | OperationsOutcome;
 
@@ -83,6 +85,39 @@ export async function answered(respond: () => Promise<HttpResponseInit>): Promis
       error: error.message,
       code: error.code,
     });
+  }
+}
+
+/**
+ * Writes an operator action's audit record and answers `response`; when the record cannot be
+ * written the caller is told (500) with what the action did, since it already did it.
+ */
+export async function audited(
+  journal: OperationsJournal,
+  now: () => number,
+  caller: Caller,
+  entry: AuditEntry,
+  response: HttpResponseInit,
+  context: InvocationContext,
+): Promise<HttpResponseInit> {
+  context.log(`${entry.action} requested`, {
+    by: caller.actor,
+    status: entry.status,
+    outcome: entry.outcome,
+    ...(typeof entry.request.orderId === 'string' ? { orderId: entry.request.orderId } : {}),
+  });
+  try {
+    await journal.audit(caller, entry, now());
+    return response;
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return {
+      status: 500,
+      jsonBody: {
+        error: `the ${entry.action} ran, but its audit record could not be written (${error.code}): ${error.message}`,
+        result: response.jsonBody,
+      },
+    };
   }
 }
 

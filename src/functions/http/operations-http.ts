@@ -31,15 +31,10 @@ import {
   type RecoveryDeps,
   type RecoveryReport,
 } from '../../services/operations/recovery';
-import {
-  MAX_AUDIT_DAYS,
-  type AuditEntry,
-  type OperationsJournal,
-} from '../../services/operations/operations-journal';
-import { AppError } from '../../domain/errors';
+import { MAX_AUDIT_DAYS, type AuditEntry } from '../../services/operations/operations-journal';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
-import { answered, jsonBody, responseOf } from './http-support';
+import { answered, audited, jsonBody, responseOf } from './http-support';
 import { authLevelFor, authorize, ROLE, type Caller, type Platform, type Role } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
@@ -48,38 +43,6 @@ const DURABLE_CLIENT = [durableClientInput];
 export type OperationsHttpDeps = OperationsApiDeps & RecoveryDeps;
 
 const DAY_MS = 86_400_000;
-
-/**
- * Writes the action's audit record and answers `response`; when the record cannot be written the
- * caller is told (500) with what the action did, since it already did it.
- */
-async function audited(
-  journal: OperationsJournal,
-  now: () => number,
-  caller: Caller,
-  entry: AuditEntry,
-  response: HttpResponseInit,
-  context: InvocationContext,
-): Promise<HttpResponseInit> {
-  context.log(`${entry.action} requested`, {
-    by: caller.actor,
-    status: entry.status,
-    outcome: entry.outcome,
-  });
-  try {
-    await journal.audit(caller, entry, now());
-    return response;
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    return {
-      status: 500,
-      jsonBody: {
-        error: `the ${entry.action} ran, but its audit record could not be written (${error.code}): ${error.message}`,
-        result: response.jsonBody,
-      },
-    };
-  }
-}
 
 function replayOneEntry(
   request: HttpRequest,

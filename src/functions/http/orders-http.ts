@@ -7,12 +7,11 @@
  * instances (docs/saga.md, "Instance ids").
  */
 import type { HttpRequest, HttpResponseInit, InvocationContext } from '@azure/functions';
-import { AppError } from '../../domain/errors';
 import { cancelOrder, getOrder, reviewSaga, type OrdersApiDeps } from '../../services/fulfillment/orders-api';
-import type { OperationsJournal } from '../../services/operations/operations-journal';
+import type { AuditEntry, OperationsJournal } from '../../services/operations/operations-journal';
 import { durableClientInput } from '../../adapters/azure/durable-client';
 import type { HttpFunctionDefinition } from '../definition';
-import { jsonBody, responseOf } from './http-support';
+import { audited, jsonBody, responseOf } from './http-support';
 import { authLevelFor, authorize, ROLE, type Caller, type Platform } from './actor';
 
 /** Every HTTP function binds the durable client, so that all of them have one shape. */
@@ -30,43 +29,26 @@ export function ordersHttp(
   access: OrdersAccess,
 ): HttpFunctionDefinition[] {
   /** The saga record holds the action itself; the audit holds it among the operators' other actions. */
-  async function audited(
+  const auditedChange = (
     action: 'cancel' | 'review',
     request: HttpRequest,
     asked: Record<string, unknown>,
     response: HttpResponseInit,
     caller: Caller,
     context: InvocationContext,
-  ): Promise<HttpResponseInit> {
-    const { orderId } = request.params;
+  ): Promise<HttpResponseInit> => {
     const status = response.status ?? 200;
-    context.log(`${action} requested`, { orderId, status, by: caller.actor });
     const error = (response.jsonBody as { error?: unknown } | undefined)?.error;
-    try {
-      await access.journal.audit(
-        caller,
-        {
-          action,
-          request: { orderId, ...asked },
-          outcome: status < 300 ? 'done' : 'refused',
-          status,
-          messages: [],
-          ...(typeof error === 'string' ? { detail: error } : {}),
-        },
-        access.now(),
-      );
-      return response;
-    } catch (failure) {
-      if (!(failure instanceof AppError)) throw failure;
-      return {
-        status: 500,
-        jsonBody: {
-          error: `the ${action} ran, but its audit record could not be written (${failure.code}): ${failure.message}`,
-          result: response.jsonBody,
-        },
-      };
-    }
-  }
+    const entry: AuditEntry = {
+      action,
+      request: { orderId: request.params.orderId, ...asked },
+      outcome: status < 300 ? 'done' : 'refused',
+      status,
+      messages: [],
+      ...(typeof error === 'string' ? { detail: error } : {}),
+    };
+    return audited(access.journal, access.now, caller, entry, response, context);
+  };
 
   return [
     {
@@ -92,7 +74,7 @@ export function ordersHttp(
         if (!authorized.ok) return authorized.response;
         const { caller } = authorized;
         const response = responseOf(await cancelOrder(deps(context), request.params.orderId, caller.actor));
-        return audited('cancel', request, {}, response, caller, context);
+        return auditedChange('cancel', request, {}, response, caller, context);
       },
     },
     {
@@ -110,7 +92,7 @@ export function ordersHttp(
         const response = responseOf(
           await reviewSaga(deps(context), request.params.orderId, body.value, caller.actor),
         );
-        return audited('review', request, { review: body.value }, response, caller, context);
+        return auditedChange('review', request, { review: body.value }, response, caller, context);
       },
     },
   ];

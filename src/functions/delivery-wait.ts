@@ -17,7 +17,7 @@ export function enqueuedAt(context: InvocationContext): number | undefined {
 /**
  * How long the message waited in its queue before this delivery: `messages.waitMs`, a distribution
  * per queue (src/adapters/telemetry.ts `DISTRIBUTION_METRICS`), recorded for every delivery whatever
- * the sampling, so the forward-wait alert reads its maximum (bicep/modules/alerts.bicep). A
+ * the sampling, so the queue-wait alert reads its maximum (bicep/modules/alerts.bicep). A
  * redelivery's wait counts from the first enqueue.
  */
 export function recordDeliveryWait(

@@ -19,6 +19,7 @@
  *   checks none: the caller is `local`.
  */
 import type { HttpRequest, HttpResponseInit } from '@azure/functions';
+import type { Actor } from '../../services/operations/operations-journal';
 
 export const PRINCIPAL_HEADER = 'x-ms-client-principal';
 export const PRINCIPAL_NAME_HEADER = 'x-ms-client-principal-name';
@@ -39,12 +40,7 @@ export function platformOf(env: Readonly<Record<string, string | undefined>>): P
 export const LOCAL_PLATFORM: Platform = { kind: 'local' };
 
 /** A caller let in, as the audit and the saga record name them. */
-export interface Caller {
-  /** `entra:<name>`, `function-key`, `admin-key` or `local`. */
-  actor: string;
-  /** How the caller was let in, in words, for the audit. */
-  vouchedBy: string;
-}
+export type Caller = Actor;
 
 export type Authorization = { ok: true; caller: Caller } | { ok: false; response: HttpResponseInit };
 

@@ -89,8 +89,11 @@ export interface AuditDocument extends Document, AuditEntry {
   vouchedBy: string;
 }
 
+/** Who acted, as the platform vouched for them (src/functions/http/actor.ts `authorize`). */
 export interface Actor {
+  /** `entra:<name>`, `function-key`, `admin-key` or `local`. */
   actor: string;
+  /** How the caller was let in, in words, for the audit. */
   vouchedBy: string;
 }
 

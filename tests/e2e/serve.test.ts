@@ -3,17 +3,15 @@
  * (docs/cli.md): the bridge routes `/api/<route>` through the embedded host, which decodes route
  * parameters once as the Functions host does; a signal closes the served app and the run exits 0.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createEmbeddedApp, type EmbeddedApp } from '../../local/app';
 import { serveApp, type Served } from '../../local/serve';
 import { HELP, parseCliArgs, UsageError } from '../../local/cli/start-args';
 import { main } from '../../local/cli/start';
 import { added, created, FAST, ledger } from '../support/e2e';
-
-const ROOT = resolve(__dirname, '..', '..');
+import { serveInChild } from '../support/serving';
 
 describe('serveApp', () => {
   let app: EmbeddedApp;
@@ -118,45 +116,14 @@ describe('npm start -- --serve as a process', () => {
       join(dir, 'ledger.ndjson'),
       `${JSON.stringify(ledger('B-1', [created('O-1', 'T-1', 1), added('O-1', 'T-2', 2, 1, 100, true)]))}\n`,
     );
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        join(ROOT, 'tests', 'support', 'register-ts.js'),
-        join(ROOT, 'local', 'cli', 'start.ts'),
-        '--input',
-        'ledger.ndjson',
-        '--quiet',
-        '--serve',
-        '--port',
-        '0',
-      ],
-      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let printed = '';
-    child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolveExit) => child.on('exit', resolveExit));
-
-    const consoleUrl = await new Promise<string>((resolveUrl, reject) => {
-      const poll = setInterval(() => {
-        const match = /console: (http:\/\/127\.0\.0\.1:\d+\/api\/ops\/console)/.exec(printed);
-        if (match !== null) {
-          clearInterval(poll);
-          resolveUrl(match[1]);
-        }
-      }, 50);
-      void exited.then(() => {
-        clearInterval(poll);
-        reject(new Error(`exited before serving: ${printed}`));
-      });
-    });
+    const served = serveInChild(['--input', 'ledger.ndjson', '--quiet', '--serve', '--port', '0'], dir);
+    const consoleUrl = await served.waitFor(/console: (http:\/\/127\.0\.0\.1:\d+\/api\/ops\/console)/);
     const order = await fetch(new URL('/api/orders/O-1', consoleUrl));
     const state = (await order.json()) as { orderId: string };
-    child.kill('SIGTERM');
+    served.child.kill('SIGTERM');
 
     expect({ status: order.status, orderId: state.orderId }).toEqual({ status: 200, orderId: 'O-1' });
-    expect(await exited).toBe(0);
-    expect(printed).toContain('SIGTERM: closing');
+    expect(await served.exited).toBe(0);
+    expect(served.printed()).toContain('SIGTERM: closing');
   });
 });

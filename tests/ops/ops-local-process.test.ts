@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { serveInChild } from '../support/serving';
 
 const ROOT = resolve(__dirname, '..', '..');
 const REGISTER = join(ROOT, 'tests', 'support', 'register-ts.js');
@@ -34,28 +35,10 @@ describe('npm run ops -- --local URL against npm start -- --serve', () => {
   let exited: Promise<number | null>;
 
   beforeAll(async () => {
-    server = spawn(
-      process.execPath,
-      ['-r', REGISTER, join(ROOT, 'local', 'cli', 'start.ts'), '--quiet', '--serve'],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let printed = '';
-    server.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    server.stderr?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    exited = new Promise((resolveExit) => server.on('exit', resolveExit));
-    url = await new Promise<string>((resolveUrl, reject) => {
-      const poll = setInterval(() => {
-        const match = /HTTP API: (http:\/\/127\.0\.0\.1:\d+)\/api\//.exec(printed);
-        if (match !== null) {
-          clearInterval(poll);
-          resolveUrl(match[1]);
-        }
-      }, 50);
-      void exited.then(() => {
-        clearInterval(poll);
-        reject(new Error(`exited before serving: ${printed}`));
-      });
-    });
+    const served = serveInChild(['--quiet', '--serve']);
+    server = served.child;
+    exited = served.exited;
+    url = await served.waitFor(/HTTP API: (http:\/\/127\.0\.0\.1:\d+)\/api\//);
   }, 120_000);
 
   afterAll(async () => {

@@ -2,7 +2,6 @@
  * MessageOperations on the embedded broker: what an operator does on Azure, done to the broker that
  * runs inside the embedded app (and the tests).
  */
-import { compareText } from '../../src/domain/compare';
 import { PermanentError } from '../../src/domain/errors';
 import { parkInfoOf, replayTargetOf } from '../../src/services/operations/held-messages';
 import type {
@@ -15,6 +14,7 @@ import type {
   QueueBacklog,
   ReplayDelivery,
 } from '../../src/services/operations/message-operations-port';
+import { sessionsOf } from '../../src/services/operations/message-operations-port';
 import { QUEUE } from '../../src/services/queues';
 import type { BrokerDeadLetter, EmbeddedBroker, PeekedMessage, ReceivedMessage } from '../broker/broker';
 
@@ -186,28 +186,15 @@ export function createEmbeddedOperations(broker: EmbeddedBroker): MessageOperati
     },
 
     async backlog(queue): Promise<QueueBacklog> {
-      // Every message of every session, in sequence order: the sessions' counts and oldest come from it.
+      // Every message of every session: the sessions' counts and oldest come from it.
       const active = broker.peek(queue);
-      const bySession = new Map<string, { pending: number; oldestEnqueuedTimeUtc: number }>();
-      if (broker.queueSettings(queue).requiresSession) {
-        for (const { sessionId, enqueuedTimeUtc } of active) {
-          const id = sessionId ?? '';
-          const seen = bySession.get(id);
-          bySession.set(id, {
-            pending: (seen?.pending ?? 0) + 1,
-            oldestEnqueuedTimeUtc: Math.min(enqueuedTimeUtc, seen?.oldestEnqueuedTimeUtc ?? Infinity),
-          });
-        }
-      }
       return {
         queue,
         activeMessages: active.length,
         deadLetteredMessages: broker.deadLetters(queue).length,
         oldestEnqueuedTimeUtc:
           active.length === 0 ? null : Math.min(...active.map((message) => message.enqueuedTimeUtc)),
-        sessions: [...bySession]
-          .map(([sessionId, seen]) => ({ sessionId, ...seen }))
-          .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId)),
+        sessions: broker.queueSettings(queue).requiresSession ? sessionsOf(active) : [],
         truncated: false,
       };
     },

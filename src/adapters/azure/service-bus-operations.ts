@@ -9,7 +9,6 @@
  * a message passed over often enough moves to parked's own dead-letter queue, where `dlq replay
  * parked` puts it back. The scan is bounded for that reason.
  */
-import { compareText } from '../../domain/compare';
 import type { TokenCredential } from '@azure/identity';
 import {
   ServiceBusAdministrationClient,
@@ -30,6 +29,7 @@ import type {
   QueueBacklog,
   ReplayDelivery,
 } from '../../services/operations/message-operations-port';
+import { sessionsOf } from '../../services/operations/message-operations-port';
 import type { ApplicationProperties } from '../../services/ports';
 import { QUEUE, QUEUE_FLAGS } from '../../services/queues';
 import { DEFAULTS, isoDurationMs } from '../settings';
@@ -373,9 +373,8 @@ export function createServiceBusOperations<M extends ReceivedLike>(
         parts.getQueueRuntimeProperties(queue),
       );
       const settings = QUEUE_FLAGS[queue];
-      const pending = new Map<string, { pending: number; oldestEnqueuedTimeUtc: number }>();
       let truncated = false;
-      let oldest: number | null = null;
+      let active: Array<{ sessionId: string | undefined; enqueuedTimeUtc: number }> = [];
       if (runtime.activeMessageCount > 0) {
         // Peeking a session queue without a session lock takes no lock from the Functions host; the
         // service gives no per-session counts nor an oldest message's age, and calls this view best
@@ -383,30 +382,22 @@ export function createServiceBusOperations<M extends ReceivedLike>(
         // listing stops at its bound.
         const listing = await peek(queue, false);
         truncated = settings.requiresSession && listing.truncated;
-        for (const message of listing.messages) {
-          const enqueued = brokerSet(
+        active = listing.messages.map((message) => ({
+          sessionId: message.sessionId,
+          enqueuedTimeUtc: brokerSet(
             message.enqueuedTimeUtc,
             'enqueuedTimeUtc',
             String(message.messageId),
-          ).getTime();
-          oldest = Math.min(enqueued, oldest ?? Infinity);
-          if (!settings.requiresSession) continue;
-          const sessionId = message.sessionId ?? '';
-          const seen = pending.get(sessionId);
-          pending.set(sessionId, {
-            pending: (seen?.pending ?? 0) + 1,
-            oldestEnqueuedTimeUtc: Math.min(enqueued, seen?.oldestEnqueuedTimeUtc ?? Infinity),
-          });
-        }
+          ).getTime(),
+        }));
       }
       return {
         queue,
         activeMessages: runtime.activeMessageCount,
         deadLetteredMessages: runtime.deadLetterMessageCount,
-        oldestEnqueuedTimeUtc: oldest,
-        sessions: [...pending]
-          .map(([sessionId, seen]) => ({ sessionId, ...seen }))
-          .sort((a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId)),
+        oldestEnqueuedTimeUtc:
+          active.length === 0 ? null : Math.min(...active.map((message) => message.enqueuedTimeUtc)),
+        sessions: settings.requiresSession ? sessionsOf(active) : [],
         truncated,
       };
     },

@@ -3,6 +3,7 @@
  * parked and dead-lettered messages, replay one into its queue and session, and see each queue's
  * backlog. Implemented on the embedded broker and on `@azure/service-bus`.
  */
+import { compareText } from '../../domain/compare';
 import { QUEUE } from '../queues';
 import type { ApplicationProperties } from '../ports';
 
@@ -66,6 +67,29 @@ export interface SessionBacklog {
   pending: number;
   /** When the oldest of them was enqueued, milliseconds since the epoch by the broker's clock. */
   oldestEnqueuedTimeUtc: number;
+}
+
+/**
+ * A session queue's sessions from its active messages (each with its session and enqueue time):
+ * how many each holds and when its oldest was enqueued, most pending first. The broker gives no
+ * per-session counts, so Azure's adapter and the embedded one both count what they peek.
+ */
+export function sessionsOf(
+  messages: Iterable<{ sessionId: string | null | undefined; enqueuedTimeUtc: number }>,
+): SessionBacklog[] {
+  const bySession = new Map<string, SessionBacklog>();
+  for (const { sessionId, enqueuedTimeUtc } of messages) {
+    const id = sessionId ?? '';
+    const seen = bySession.get(id);
+    bySession.set(id, {
+      sessionId: id,
+      pending: (seen?.pending ?? 0) + 1,
+      oldestEnqueuedTimeUtc: Math.min(enqueuedTimeUtc, seen?.oldestEnqueuedTimeUtc ?? Infinity),
+    });
+  }
+  return [...bySession.values()].sort(
+    (a, b) => b.pending - a.pending || compareText(a.sessionId, b.sessionId),
+  );
 }
 
 export interface QueueBacklog {

@@ -4,14 +4,28 @@
  * unbundled build (`dist/src/functions/index.js` with node_modules). Each load runs in a fresh
  * `node` process (./cold-start-probe) with the settings every Azure deployment has, Application
  * Insights' connection string included (a syntactically valid one whose endpoint is 127.0.0.1:9:
- * nothing is sent, and what is measured is CPU time, which no network wait inflates). The two
- * alternate, the bundle first in odd rounds, and each side reports the median of its rounds.
+ * nothing is sent, and what is measured is CPU time, which no network wait inflates). The loads
+ * take turns, each round starting one further along, and each reports the median of its rounds.
+ *
+ * Beside the two entries, reference loads take the bundle's cost apart and show what other
+ * packagings of the same entry would cost (REFERENCE_LOADS): the bundle read and parsed but never
+ * run, Node's built-in modules it requires alone, and two other esbuild settings.
  *
  * Targets: the package's entry loads with at least COLD_START_MIN_RATIO times less CPU than the
  * unbundled entry, and the package holds at most COLD_START_MAX_PACKAGE_FILES files.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -59,6 +73,25 @@ export interface BundleInput {
   share: number;
 }
 
+/** What each reference load is, in the order the row prints them (ColdStartReference.label). */
+export const REFERENCE_LOADS = {
+  parsed: 'the bundle read and parsed, none of it run',
+  builtins: 'the Node built-in modules it requires, alone',
+  names: 'the same bundle with identifiers minified too',
+  defaults: "the same entry bundled with esbuild's defaults",
+} as const;
+
+export type ReferenceLabel = keyof typeof REFERENCE_LOADS;
+const REFERENCE_LABELS = Object.keys(REFERENCE_LOADS) as ReferenceLabel[];
+
+/** A load beside the two entries, in the same rounds, that takes the bundle's cost apart. */
+export interface ColdStartReference {
+  label: ReferenceLabel;
+  bytes: number;
+  cpuMs: number[];
+  medianCpuMs: number;
+}
+
 export interface ColdStartRow {
   rounds: number;
   settleMs: number;
@@ -68,10 +101,54 @@ export interface ColdStartRow {
   ratio: number;
   /** The bundle's largest inputs by package, largest first. */
   largestInputs: BundleInput[];
+  references: ColdStartReference[];
 }
 
 interface Metafile {
-  outputs: Record<string, { bytes: number; inputs: Record<string, { bytesInOutput: number }> }>;
+  outputs: Record<
+    string,
+    {
+      bytes: number;
+      inputs: Record<string, { bytesInOutput: number }>;
+      imports?: { path: string; external?: boolean }[];
+    }
+  >;
+}
+
+/**
+ * The bundle's source inside a function declaration that nothing calls: loading it reads the file
+ * and pre-parses all of it (V8 compiles a declared function lazily, on its first call), and runs
+ * none of it.
+ */
+export function parsedNotRun(source: string): string {
+  return `function parsedNotRun() {\n${source}\n}\n`;
+}
+
+/** A script that requires the Node built-in modules the bundle requires, and nothing else. */
+export function builtinsAlone(metafile: Metafile): string {
+  const builtins = new Set<string>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const { path, external } of output.imports ?? [])
+      if (external === true && isBuiltin(path)) builtins.add(path);
+  }
+  return [...builtins]
+    .sort()
+    .map((name) => `require(${JSON.stringify(name)});\n`)
+    .join('');
+}
+
+/** What the bundle's CPU is made of, from the medians: parsing, Node's built-ins, and what its code runs. */
+export function bundleCostApart(row: Pick<ColdStartRow, 'bundle' | 'references'>): {
+  parsedMs: number;
+  builtinsMs: number;
+  runMs: number;
+} | null {
+  const median = (label: ReferenceLabel): number | undefined =>
+    row.references.find((reference) => reference.label === label)?.medianCpuMs;
+  const parsedMs = median('parsed');
+  const builtinsMs = median('builtins');
+  if (parsedMs === undefined || builtinsMs === undefined) return null;
+  return { parsedMs, builtinsMs, runMs: row.bundle.medianCpuMs - parsedMs - builtinsMs };
 }
 
 /** What each package (the innermost node_modules folder of an input), or the app itself, adds to the bundle. */
@@ -182,6 +259,42 @@ async function probe(
 
 interface PackageApp {
   packageApp(options: { out: string; level: number }): Promise<{ appDir: string; metafile: Metafile }>;
+  bundleOptions(outfile: string): Record<string, unknown>;
+}
+
+/**
+ * Writes the reference loads (REFERENCE_LOADS) into `dir`: the bundle wrapped so that it is parsed
+ * and never run, a script of its built-ins, and the same entry built by esbuild with identifiers
+ * minified too, and with esbuild's defaults (each package's `require` build, no substitutes,
+ * nothing minified) instead of the package's choices.
+ */
+async function writeReferenceLoads(
+  packager: PackageApp,
+  bundleEntry: string,
+  metafile: Metafile,
+  dir: string,
+): Promise<Record<ReferenceLabel, string>> {
+  mkdirSync(dir, { recursive: true });
+  const files: Record<ReferenceLabel, string> = {
+    parsed: join(dir, 'parsed.js'),
+    builtins: join(dir, 'builtins.js'),
+    names: join(dir, 'names.js'),
+    defaults: join(dir, 'defaults.js'),
+  };
+  writeFileSync(files.parsed, parsedNotRun(readFileSync(bundleEntry, 'utf8')));
+  writeFileSync(files.builtins, builtinsAlone(metafile));
+  // esbuild is the packager's own dependency, as scripts/package-app.js loads it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const esbuild = require('esbuild') as { build(options: Record<string, unknown>): Promise<unknown> };
+  await esbuild.build({ ...packager.bundleOptions(files.names), minifyIdentifiers: true });
+  await esbuild.build({
+    ...packager.bundleOptions(files.defaults),
+    plugins: [],
+    mainFields: undefined,
+    minifyWhitespace: false,
+    minifySyntax: false,
+  });
+  return files;
 }
 
 export async function runColdStartRow(
@@ -206,18 +319,39 @@ export async function runColdStartRow(
     const bundleEntry = join(appDir, main);
     // Every other script of the package (chunks a split bundle loads on first use) is loaded too.
     const chunks = packageFiles.filter((file) => file !== bundleEntry && /\.(c|m)?js$/.test(file));
-    const sides = {
-      bundle: { reports: [] as ColdStartProbeReport[], entry: bundleEntry, later: chunks },
-      unbundled: { reports: [] as ColdStartProbeReport[], entry: unbundledEntry, later: [] as string[] },
+    const referenceFiles = await writeReferenceLoads(
+      packager,
+      bundleEntry,
+      metafile,
+      join(scratch, 'references'),
+    );
+    const bundleLoad = {
+      label: 'bundle',
+      entry: bundleEntry,
+      later: chunks,
+      reports: [] as ColdStartProbeReport[],
     };
+    const unbundledLoad = {
+      label: 'unbundled',
+      entry: unbundledEntry,
+      later: [],
+      reports: [] as ColdStartProbeReport[],
+    };
+    const referenceLoads = REFERENCE_LABELS.map((label) => ({
+      label,
+      entry: referenceFiles[label],
+      later: [],
+      reports: [] as ColdStartProbeReport[],
+    }));
+    const loads = [bundleLoad, unbundledLoad, ...referenceLoads];
     for (let round = 1; round <= rounds; round += 1) {
-      const order = round % 2 === 1 ? (['bundle', 'unbundled'] as const) : (['unbundled', 'bundle'] as const);
-      for (const label of order) {
-        const side = sides[label];
-        const report = await probe(script, side.entry, side.later, scratch);
-        side.reports.push(report);
+      // Each round starts one load further along, so that no load is always first or last.
+      for (let turn = 0; turn < loads.length; turn += 1) {
+        const load = loads[(round - 1 + turn) % loads.length];
+        const report = await probe(script, load.entry, load.later, scratch);
+        load.reports.push(report);
         progress(
-          `  cold start round ${round} of ${rounds}, ${label}: ${report.settledCpuMs.toFixed(0)} ms CPU, ${report.modules} modules`,
+          `  cold start round ${round} of ${rounds}, ${load.label}: ${report.settledCpuMs.toFixed(0)} ms CPU, ${report.modules} modules`,
         );
       }
     }
@@ -239,8 +373,14 @@ export async function runColdStartRow(
       modules: Math.max(...reports.map((report) => report.modules)),
       registered: Math.min(...reports.map((report) => report.registered)),
     });
-    const bundle = side('bundle', bundleEntry, packageFiles, sides.bundle.reports);
-    const unbundledSide = side('unbundled', unbundledEntry, unbundled, sides.unbundled.reports);
+    const bundle = side('bundle', bundleEntry, packageFiles, bundleLoad.reports);
+    const unbundledSide = side('unbundled', unbundledEntry, unbundled, unbundledLoad.reports);
+    const references = referenceLoads.map((load): ColdStartReference => ({
+      label: load.label,
+      bytes: statSync(load.entry).size,
+      cpuMs: load.reports.map((report) => report.settledCpuMs),
+      medianCpuMs: median(load.reports.map((report) => report.settledCpuMs)),
+    }));
     return {
       rounds,
       settleMs: COLD_START_SETTLE_MS,
@@ -248,6 +388,7 @@ export async function runColdStartRow(
       unbundled: unbundledSide,
       ratio: bundle.medianCpuMs > 0 ? unbundledSide.medianCpuMs / bundle.medianCpuMs : 0,
       largestInputs: bundleComposition(metafile),
+      references,
     };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -287,7 +428,7 @@ export function formatColdStart(row: ColdStartRow): string {
   ];
   const header = ['entry', 'file', 'CPU ms', 'require ms', 'rounds', 'modules', 'files', 'MB', 'functions'];
   return [
-    `cold start: each entry loaded in a fresh node process (${row.rounds} rounds, alternating), with the deployment's settings`,
+    `cold start: each entry loaded in a fresh node process (${row.rounds} rounds, taking turns), with the deployment's settings`,
     'and a (fake) Application Insights connection string, the stand-in @azure/functions-core installed first',
     '',
     textTable([header, line(row.bundle), line(row.unbundled)], Number.POSITIVE_INFINITY, (column) =>
@@ -308,5 +449,35 @@ export function formatColdStart(row: ColdStartRow): string {
       Number.POSITIVE_INFINITY,
       (column) => (column === 0 ? 'left' : 'right'),
     ),
+    ...formatReferences(row),
   ].join('\n');
+}
+
+/** The reference loads beside the bundle, and its CPU taken apart from them. */
+function formatReferences(row: ColdStartRow): string[] {
+  if (row.references.length === 0) return [];
+  const apart = bundleCostApart(row);
+  const lines = [
+    ['the bundle, as above', row.bundle.medianCpuMs.toFixed(0), (row.bundle.bytes / 1e6).toFixed(1)],
+    ...row.references.map((reference) => [
+      REFERENCE_LOADS[reference.label],
+      reference.medianCpuMs.toFixed(0),
+      (reference.bytes / 1e6).toFixed(1),
+    ]),
+  ];
+  return [
+    '',
+    'beside it, in the same rounds (CPU ms, median; MB of the file loaded):',
+    textTable([['load', 'CPU ms', 'MB'], ...lines], Number.POSITIVE_INFINITY, (column) =>
+      column === 0 ? 'left' : 'right',
+    ),
+    ...(apart === null
+      ? []
+      : [
+          '',
+          `the bundle's ${row.bundle.medianCpuMs.toFixed(0)} ms: ${apart.parsedMs.toFixed(0)} reading and parsing it, ` +
+            `${apart.builtinsMs.toFixed(0)} Node's built-ins, ${apart.runMs.toFixed(0)} what its code runs at load ` +
+            "(the SDKs' top-level code, the clients the entry builds, and compiling what runs).",
+        ]),
+  ];
 }

@@ -6,12 +6,17 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { Script } from 'node:vm';
 import {
+  builtinsAlone,
   bundleComposition,
+  bundleCostApart,
   COLD_START_ENV,
   coldStartTargets,
   formatColdStart,
+  parsedNotRun,
   productionPackageDirs,
+  type ColdStartReference,
   type ColdStartRow,
   type ColdStartSide,
 } from '../../bench/cold-start';
@@ -65,6 +70,14 @@ const row = (bundleMs: number, unbundledMs: number, packageFiles = 3): ColdStart
   unbundled: side('unbundled', unbundledMs, 20_000),
   ratio: unbundledMs / bundleMs,
   largestInputs: [{ name: '@azure/cosmos', bytes: 700_000, share: 0.5 }],
+  references: [],
+});
+
+const reference = (label: ColdStartReference['label'], medianCpuMs: number): ColdStartReference => ({
+  label,
+  bytes: 2_000_000,
+  cpuMs: [medianCpuMs],
+  medianCpuMs,
 });
 
 describe('the cold-start targets', () => {
@@ -119,5 +132,47 @@ describe("the bundle's composition", () => {
       { name: '(the app: src/)', bytes: 150, share: 0.15 },
     ]);
     expect(bundleComposition(metafile, 1)).toHaveLength(1);
+  });
+});
+
+describe('the reference loads beside the bundle', () => {
+  it('parse the bundle without running any of it, whatever its last line is', () => {
+    const context: { ran?: boolean } = {};
+    new Script(parsedNotRun('globalThis.ran = true; // the last line is a comment')).runInNewContext(context);
+    expect(context.ran).toBeUndefined();
+    // Parsed, not skipped: a syntax error anywhere in it fails the load.
+    expect(() => new Script(parsedNotRun('function inner() { return 1 +; }'))).toThrow(/Unexpected token/);
+  });
+
+  it("require the bundle's external built-ins once each, and not the worker's module or a package", () => {
+    const metafile = {
+      outputs: {
+        'a.js': {
+          bytes: 1,
+          inputs: {},
+          imports: [
+            { path: 'node:crypto', external: true },
+            { path: 'http', external: true },
+            { path: '@azure/functions-core', external: true },
+            { path: 'node_modules/x/index.js' },
+          ],
+        },
+        'b.js': { bytes: 1, inputs: {}, imports: [{ path: 'http', external: true }] },
+      },
+    };
+    expect(builtinsAlone(metafile)).toBe('require("http");\nrequire("node:crypto");\n');
+  });
+
+  it("take the bundle's CPU apart into parsing, built-ins and what its code runs", () => {
+    const apart = row(300, 900);
+    apart.references = [reference('parsed', 130), reference('builtins', 45), reference('defaults', 420)];
+    expect(bundleCostApart(apart)).toEqual({ parsedMs: 130, builtinsMs: 45, runMs: 125 });
+    expect(bundleCostApart(row(300, 900))).toBeNull();
+    const text = formatColdStart(apart);
+    expect(text).toMatch(/^the bundle read and parsed, none of it run\s+130\s+2\.0$/m);
+    expect(text).toMatch(/^the same entry bundled with esbuild's defaults\s+420\s+2\.0$/m);
+    expect(text).toContain(
+      "the bundle's 300 ms: 130 reading and parsing it, 45 Node's built-ins, 125 what its code runs",
+    );
   });
 });

@@ -29,6 +29,7 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { DEFAULTS, SETTING } from '../src/adapters/settings';
 import { textTable } from '../tools/cli/text-table';
 import type { BenchTarget } from './results';
 import type { ColdStartProbeReport } from './cold-start-probe';
@@ -41,12 +42,36 @@ export const COLD_START_MAX_PACKAGE_FILES = 100;
 /** How long each child lets what the load deferred (immediates, short timers) run before it reports. */
 export const COLD_START_SETTLE_MS = 200;
 
-/** The settings the entry reads at load, as a deployment has them; nothing here reaches a network. */
+/**
+ * What a Function App's process has at load: every app setting the Bicep gives it (the code's
+ * settings, src/adapters/settings.ts; with its default parameters) and the platform's
+ * `WEBSITE_SITE_NAME`, by which the Azure Monitor exporter knows it runs on App Service (without it
+ * the exporter's statsbeat asks the VM metadata endpoint at start: export/statsbeat/statsbeatMetrics.js
+ * `getResourceProvider`). `AZURE_CLIENT_ID` makes the entry build the managed identity credential,
+ * as on Azure. Nothing here reaches a network: no token is asked for at load, and the ingestion
+ * endpoint is 127.0.0.1:9.
+ */
 export const COLD_START_ENV: Readonly<Record<string, string>> = {
-  ServiceBusConnection__fullyQualifiedNamespace: 'orders-bench.servicebus.windows.net',
-  CosmosDb__accountEndpoint: 'https://orders-bench.documents.azure.com:443/',
-  APPLICATIONINSIGHTS_CONNECTION_STRING:
+  [SETTING.serviceBusNamespace]: 'orders-bench.servicebus.windows.net',
+  [SETTING.cosmosEndpoint]: 'https://orders-bench.documents.azure.com:443/',
+  [SETTING.cosmosDatabase]: DEFAULTS.cosmosDatabase,
+  [SETTING.managedIdentityClientId]: '00000000-0000-0000-0000-000000000001',
+  [SETTING.taskHubName]: DEFAULTS.taskHubName,
+  [SETTING.applicationInsightsConnectionString]:
     'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://127.0.0.1:9/',
+  [SETTING.catalog]: '{}',
+  [SETTING.creditLimit]: String(DEFAULTS.creditLimit),
+  [SETTING.cancellationFeePercent]: String(DEFAULTS.cancellationFeePercent),
+  [SETTING.retryFirstIntervalMs]: String(DEFAULTS.retry.firstIntervalMs),
+  [SETTING.retryBackoffCoefficient]: String(DEFAULTS.retry.backoffCoefficient),
+  [SETTING.retryMaxIntervalMs]: String(DEFAULTS.retry.maxIntervalMs),
+  [SETTING.retryMaxAttempts]: String(DEFAULTS.retry.maxAttempts),
+  [SETTING.reviewTimeoutMinutes]: String(DEFAULTS.reviewTimeoutMinutes),
+  [SETTING.duplicateDetectionWindow]: DEFAULTS.duplicateDetectionWindow,
+  // Service Bus Standard's limit, as the Bicep writes it for the default tier.
+  [SETTING.maxMessageBytes]: String(256 * 1024),
+  [SETTING.telemetrySamplingRatio]: String(DEFAULTS.telemetrySamplingRatio),
+  WEBSITE_SITE_NAME: 'orders-bench',
 };
 
 export interface ColdStartSide {

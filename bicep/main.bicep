@@ -270,7 +270,7 @@ module appRoles 'modules/roles.bicep' = {
   }
 }
 
-// The same data roles for a developer's own login (DefaultAzureCredential under `func start`).
+// The same data roles for a developer's own login (the Azure CLI or azd login under `func start`, and the ops CLI's DefaultAzureCredential).
 module developerRoles 'modules/roles.bicep' = if (!empty(developerPrincipalId)) {
   name: 'developerRoles'
   params: {

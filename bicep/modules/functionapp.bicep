@@ -168,7 +168,7 @@ resource site 'Microsoft.Web/sites@2024-11-01' = {
           name: 'CosmosDb__databaseName'
           value: cosmosDatabaseName
         }
-        // DefaultAzureCredential in the code picks the user-assigned identity by this client id.
+        // The code's credential (src/adapters/azure/credential.ts) is this user-assigned identity.
         {
           name: 'AZURE_CLIENT_ID'
           value: identityClientId

@@ -20,6 +20,7 @@ import {
   type ColdStartRow,
   type ColdStartSide,
 } from '../../bench/cold-start';
+import { readSettings, SETTING } from '../../src/adapters/settings';
 
 function write(path: string, content: object | string): void {
   mkdirSync(join(path, '..'), { recursive: true });
@@ -78,6 +79,23 @@ const reference = (label: ColdStartReference['label'], medianCpuMs: number): Col
   bytes: 2_000_000,
   cpuMs: [medianCpuMs],
   medianCpuMs,
+});
+
+describe("the row's settings", () => {
+  it('are every app setting the Bicep gives the code, so the load builds what it builds on Azure', () => {
+    for (const name of Object.values(SETTING)) expect(COLD_START_ENV).toHaveProperty([name]);
+    const settings = readSettings(COLD_START_ENV);
+    // The managed identity credential, as on Azure, not the CLI logins of `func start`.
+    expect(settings.managedIdentityClientId).toBeDefined();
+    expect(settings.applicationInsightsConnectionString).toBeDefined();
+  });
+
+  it("include the platform's own WEBSITE_SITE_NAME, by which the exporter knows it runs on App Service", () => {
+    // Without it the Azure Monitor exporter's statsbeat asks the VM metadata endpoint at start
+    // (@azure/monitor-opentelemetry-exporter, export/statsbeat/statsbeatMetrics.js
+    // getResourceProvider), which a Function App never does.
+    expect(COLD_START_ENV.WEBSITE_SITE_NAME).toMatch(/\S/);
+  });
 });
 
 describe('the cold-start targets', () => {

@@ -41,6 +41,19 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
   return value;
 }
 
+/** Clicks Refresh and waits until the page shows the overview that the click fetched. */
+async function refreshed(page: Page): Promise<void> {
+  const [response] = await Promise.all([
+    page.waitForResponse((answer) => answer.url().includes('/api/ops/overview')),
+    page.getByRole('button', { name: 'Refresh' }).click(),
+  ]);
+  const { at } = (await response.json()) as { at: string };
+  await eventually(
+    () => page.locator('#refreshed').textContent(),
+    (text) => text === `as of ${at}`,
+  );
+}
+
 describe('the operators’ console in a browser', () => {
   if (failsWithoutChromiumUnderCi()) return;
   const maybe = chromiumAvailable ? it : it.skip;
@@ -120,10 +133,14 @@ describe('the operators’ console in a browser', () => {
       expect(applied).toMatchObject({ appliedSequence: 4, finalSequence: 4, buffered: [] });
 
       // 3. The saga waiting for a person: its review, confirmed, retries the refund, which now works.
-      await page.getByRole('button', { name: 'Refresh' }).click();
+      await refreshed(page);
       const saga = page.locator(`#sagas [data-saga="${STUCK_ORDER}"]`);
       await saga.getByRole('textbox').fill('refund service restored');
+      // A refresh that lands while the operator writes the note, or confirms, leaves both as they are.
+      await refreshed(page);
+      await expect(saga.getByRole('textbox').inputValue()).resolves.toBe('refund service restored');
       await saga.getByRole('button', { name: 'Retry', exact: true }).click();
+      await refreshed(page);
       await saga.getByRole('button', { name: 'Confirm retry' }).click();
       await page
         .locator('#status')

@@ -137,19 +137,28 @@ const SCRIPT = `(() => {
     const ask = (action) => {
       holder.replaceChildren(el('div', { class: 'confirm' },
         'Send review "' + action + '" for order ', el('code', {}, saga.orderId), '? ',
-        el('button', { type: 'button', onclick: () => review(saga.orderId, action, note.value, holder) }, 'Confirm ' + action),
+        el('button', { type: 'button', onclick: () => review(saga.orderId, action, note, holder) }, 'Confirm ' + action),
         ' ', el('button', { type: 'button', onclick: () => holder.replaceChildren() }, 'Cancel')));
     };
-    return el('div', {}, note, ' ',
+    return el('div', { 'data-review': saga.orderId }, note, ' ',
       el('button', { type: 'button', onclick: () => ask('retry') }, 'Retry'), ' ',
       el('button', { type: 'button', onclick: () => ask('resolved') }, 'Resolved'), holder);
   }
 
+  /** Review controls an operator is in: a note written or being written, or a confirmation open. */
+  function reviewInUse(controls) {
+    const note = controls.querySelector('input');
+    return controls.querySelector('.confirm') !== null ||
+      (note !== null && (note.value !== '' || note === document.activeElement));
+  }
+
   async function review(orderId, action, note, holder) {
-    const body = note.trim() === '' ? { action } : { action, note: note.trim() };
+    const text = note.value.trim();
+    const body = text === '' ? { action } : { action, note: text };
     const result = await call('POST', 'orders/' + path(orderId) + '/review', body);
     holder.replaceChildren();
     if (!result.ok) return failure('review', result);
+    note.value = '';
     say((result.json && result.json.message) || 'review passed', 'ok');
     await refresh();
   }
@@ -187,11 +196,15 @@ const SCRIPT = `(() => {
       return el('div', { 'data-queue': group.queue }, el('h3', {}, group.queue), holder);
     }));
 
+    // The review an operator is writing or confirming moves into the redrawn list as it is.
+    const working = new Map([...document.querySelectorAll('#sagas [data-review]')]
+      .filter(reviewInUse).map((controls) => [controls.getAttribute('data-review'), controls]));
     $('sagas').replaceChildren(view.sagasNeedingAttention.length === 0 ? none('no saga waits for a person') :
       table(['order', 'instance', 'reason', 'since', 'alerts', 'review'],
         view.sagasNeedingAttention.map((saga) => ({
           attributes: { 'data-saga': saga.orderId },
-          cells: [orderButton(saga.orderId), el('span', { class: 'id' }, saga.instanceId), saga.reason || '', saga.since || '', saga.alerts, reviewControls(saga)],
+          cells: [orderButton(saga.orderId), el('span', { class: 'id' }, saga.instanceId), saga.reason || '', saga.since || '', saga.alerts,
+            working.get(saga.orderId) || reviewControls(saga)],
         })), [4]));
 
     $('truncated').textContent = view.truncated.length === 0 ? '' :
@@ -278,10 +291,10 @@ const SCRIPT = `(() => {
     if (orderId.trim() !== '') openOrder(orderId);
   });
   let timer = null;
-  // A refresh redraws the lists: not while an operator is writing a review note or confirming one.
+  // The timer does not redraw the lists while an operator reads a held message or writes a review.
   const busy = () =>
-    document.querySelector('#sagas .confirm, #parked pre, #dead pre') !== null ||
-    [...document.querySelectorAll('#sagas input')].some((input) => input.value !== '' || input === document.activeElement);
+    document.querySelector('#parked pre, #dead pre') !== null ||
+    [...document.querySelectorAll('#sagas [data-review]')].some(reviewInUse);
   $('auto').addEventListener('change', (event) => {
     if (timer !== null) clearInterval(timer);
     timer = event.target.checked ? setInterval(() => { if (!busy()) refresh(); }, 10000) : null;
